@@ -1,0 +1,50 @@
+# pycontroller developer entry points. Every target bootstraps .venv itself.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: venv run test test-fast lint fmt bench e2e nginx-deps clean
+
+venv: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+## run the Balancer controller against an embedded API server
+run: $(STAMP)
+	$(BIN)/python -m controllers.balancer --embedded
+
+## the whole test suite (unit, integration over the embedded API server, e2e with nginx/kubectl)
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## benchmarks: speed and memory, printed as ratios against a baseline in the same run
+bench: $(STAMP)
+	@for b in hack/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## end-to-end on a kind cluster (needs Docker; not available on CI machines)
+e2e:
+	bash hack/kind-e2e.sh
+
+## Debian packages the e2e tests use (real nginx with the stream module, kubectl)
+nginx-deps:
+	bash hack/install-deps.sh
+
+clean:
+	rm -rf $(VENV) build *.egg-info
