@@ -1,0 +1,424 @@
+"""DeltaFIFO: a per-key queue of accumulated changes (client-go ``delta_fifo.go``,
+release-1.32 "classic" semantics).
+
+Producers (the reflector) call ``add``/``update``/``delete``/``replace``/
+``resync``; one consumer (the informer) calls ``pop``. Every change to an
+object is appended to that object's ``Deltas`` (oldest first); the key keeps
+its place in the queue until popped, so a busy object never jumps ahead of
+others nor starves them.
+
+Invariants (all under ``DeltaFIFO._lock``):
+
+* a key is in ``_queue`` iff it is in ``_items``; ``_queue`` has no duplicates;
+* ``_items[key]`` is never empty;
+* of the deltas of one key, only two *consecutive* ``Deleted`` deltas are ever
+  merged (the one carrying the most information is kept).
+
+``pop`` calls ``process`` while holding the queue's lock, so the consumer can
+update the known-objects store atomically with respect to ``replace`` and
+``resync`` deletion detection. ``process`` must therefore be quick and must
+not call back into this queue. Objects inside the deltas are shared: never
+mutate them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from .store import (
+    DeletedFinalStateUnknown,
+    KeyFunc,
+    KeyFuncError,
+    KeyListerGetter,
+    meta_namespace_key_func,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class DeltaType(str, enum.Enum):
+    """What happened to an object."""
+
+    ADDED = "Added"
+    UPDATED = "Updated"
+    DELETED = "Deleted"
+    REPLACED = "Replaced"
+    """The object was listed again by a relist (only if ``emit_delta_type_replaced``)."""
+    SYNC = "Sync"
+    """A periodic resync (or a relist with ``emit_delta_type_replaced=False``)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Delta(NamedTuple):
+    """One change: its type and the object after it (or a tombstone for deletions)."""
+
+    type: DeltaType
+    object: Any
+
+
+Deltas = list[Delta]
+"""The changes to one object, oldest first."""
+
+PopProcessFunc = Callable[[Deltas, bool], None]
+"""``process(deltas, is_in_initial_list)``, called by ``pop`` under the queue's lock."""
+
+TransformFunc = Callable[[Any], Any]
+
+
+class ClosedError(Exception):
+    """``pop`` was called on a closed, empty queue."""
+
+    def __init__(self, message: str = "DeltaFIFO: manipulating with closed queue") -> None:
+        super().__init__(message)
+
+
+class RequeueError(Exception):
+    """Raised by a ``process`` function to put the popped deltas back in the queue.
+
+    The deltas go to the end of the queue unless the key was queued again in
+    the meantime. ``pop`` then raises ``err`` (with this exception as its
+    context) if given, or returns the deltas normally.
+    """
+
+    def __init__(self, err: BaseException | None = None) -> None:
+        super().__init__(
+            str(err) if err is not None else "the popped item should be requeued without an error"
+        )
+        self.err = err
+
+
+def newest(deltas: Deltas) -> Delta | None:
+    """The most recent delta, or ``None`` for an empty list."""
+    return deltas[-1] if deltas else None
+
+
+def oldest(deltas: Deltas) -> Delta | None:
+    """The least recent delta, or ``None`` for an empty list."""
+    return deltas[0] if deltas else None
+
+
+def _dedup_deltas(deltas: Deltas) -> None:
+    """Merge the last two deltas in place if both are deletions.
+
+    The kept delta is the older one, unless the older one is a tombstone
+    (then the newer one carries more information).
+    """
+    if len(deltas) < 2:
+        return
+    a, b = deltas[-1], deltas[-2]
+    if a.type is DeltaType.DELETED and b.type is DeltaType.DELETED:
+        keep = a if isinstance(b.object, DeletedFinalStateUnknown) else b
+        deltas[-2:] = [keep]
+
+
+class DeltaFIFO:
+    """A producer/consumer queue of :data:`Deltas`, keyed by object.
+
+    ``known_objects`` (normally the informer's Indexer) lets ``delete`` accept
+    deletions of objects that are no longer queued, lets ``replace`` detect
+    objects that vanished while the watch was down, and is what ``resync``
+    re-emits. Without it, ``delete`` of an unqueued key is ignored and
+    ``resync`` does nothing.
+
+    ``transformer`` (optional, keyword-only) is applied to every object
+    entering the queue, except tombstones and resync'd objects (those come
+    from ``known_objects`` and were transformed already).
+    """
+
+    def __init__(
+        self,
+        key_func: KeyFunc = meta_namespace_key_func,
+        known_objects: KeyListerGetter | None = None,
+        emit_delta_type_replaced: bool = True,
+        *,
+        transformer: TransformFunc | None = None,
+    ) -> None:
+        self._key_func = key_func
+        self._known_objects = known_objects
+        self._emit_delta_type_replaced = emit_delta_type_replaced
+        self._transformer = transformer
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._items: dict[str, Deltas] = {}
+        self._queue: deque[str] = deque()
+        # populated: anything was ever added (or a replace happened).
+        # initial_population_count: items of the first replace not yet popped.
+        self._populated = False
+        self._initial_population_count = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ keys
+
+    def key_of(self, obj: Any) -> str:
+        """Key of ``obj``: a tombstone's key, a non-empty ``Deltas``' newest object's key,
+        else the key function's answer. Raises :class:`KeyFuncError`."""
+        if isinstance(obj, list):
+            if not obj:
+                raise KeyFuncError(obj, "0 length Deltas object; can't get key")
+            last = obj[-1]
+            obj = last.object if isinstance(last, Delta) else last
+        if isinstance(obj, DeletedFinalStateUnknown):
+            return obj.key
+        try:
+            return self._key_func(obj)
+        except KeyFuncError:
+            raise
+        except Exception as err:
+            raise KeyFuncError(obj, str(err)) from err
+
+    # ------------------------------------------------------------- producers
+
+    def add(self, obj: Any) -> None:
+        """Queue an ``Added`` delta."""
+        with self._lock:
+            self._populated = True
+            self._queue_action_locked(DeltaType.ADDED, obj)
+
+    def update(self, obj: Any) -> None:
+        """Queue an ``Updated`` delta."""
+        with self._lock:
+            self._populated = True
+            self._queue_action_locked(DeltaType.UPDATED, obj)
+
+    def delete(self, obj: Any) -> None:
+        """Queue a ``Deleted`` delta, unless the key is neither queued nor known.
+
+        Without ``known_objects`` a deletion for an unqueued key is ignored.
+        A lookup error in ``known_objects`` errs on the side of queueing.
+        """
+        key = self.key_of(obj)
+        with self._lock:
+            self._populated = True
+            if self._known_objects is None:
+                if key not in self._items:
+                    return
+            else:
+                try:
+                    known = self._known_objects.get_by_key(key) is not None
+                    lookup_failed = False
+                except Exception:
+                    logger.exception("known-objects lookup of %s failed; queueing deletion", key)
+                    known, lookup_failed = False, True
+                if not lookup_failed and not known and key not in self._items:
+                    return
+            self._queue_action_locked(DeltaType.DELETED, obj)
+
+    def add_if_not_present(self, deltas: Deltas) -> None:
+        """Put popped ``deltas`` back at the end of the queue unless their key is queued.
+
+        Raises ``TypeError`` if ``deltas`` is not a list of :class:`Delta` and
+        :class:`KeyFuncError` if it is empty.
+        """
+        if not isinstance(deltas, list) or not all(isinstance(d, Delta) for d in deltas):
+            raise TypeError(f"object must be of type Deltas, but got: {deltas!r}")
+        key = self.key_of(deltas)
+        with self._lock:
+            self._add_if_not_present_locked(key, list(deltas))
+
+    def replace(self, objs: Iterable[Any], resource_version: str = "") -> None:
+        """Queue the result of a relist.
+
+        Every listed object gets a ``Replaced`` delta (``Sync`` when
+        ``emit_delta_type_replaced`` is false). Every key that was queued or
+        known but is absent from ``objs`` gets ``Deleted`` with a
+        :class:`DeletedFinalStateUnknown` carrying the last object seen: the
+        newest queued object, or else the known object. ``resource_version``
+        is ignored.
+        """
+        action = DeltaType.REPLACED if self._emit_delta_type_replaced else DeltaType.SYNC
+        with self._lock:
+            keys: set[str] = set()
+            for obj in objs:
+                key = self.key_of(obj)
+                keys.add(key)
+                self._queue_action_locked(action, obj, key=key)
+
+            queued_deletions = 0
+            for key in [k for k in self._queue if k not in keys]:
+                deleted_obj = self._items[key][-1].object
+                if isinstance(deleted_obj, DeletedFinalStateUnknown):
+                    deleted_obj = deleted_obj.obj
+                queued_deletions += 1
+                self._queue_action_locked(
+                    DeltaType.DELETED, DeletedFinalStateUnknown(key, deleted_obj), key=key
+                )
+
+            if self._known_objects is not None:
+                for key in self._known_objects.list_keys():
+                    if key in keys or key in self._items:
+                        continue
+                    try:
+                        deleted_obj = self._known_objects.get_by_key(key)
+                    except Exception:
+                        logger.exception("lookup of known key %s failed; empty tombstone", key)
+                        deleted_obj = None
+                    else:
+                        if deleted_obj is None:
+                            logger.info("known key %s vanished; empty tombstone", key)
+                    queued_deletions += 1
+                    self._queue_action_locked(
+                        DeltaType.DELETED, DeletedFinalStateUnknown(key, deleted_obj), key=key
+                    )
+
+            if not self._populated:
+                self._populated = True
+                self._initial_population_count = len(keys) + queued_deletions
+
+    def resync(self) -> None:
+        """Queue ``Sync`` for every known object whose key has no pending deltas.
+
+        A pending event always wins over a stale resync. Does nothing without
+        ``known_objects``.
+        """
+        if self._known_objects is None:
+            return
+        with self._lock:
+            for key in self._known_objects.list_keys():
+                try:
+                    obj = self._known_objects.get_by_key(key)
+                except Exception:
+                    logger.exception("known-objects lookup of %s failed; not resyncing it", key)
+                    continue
+                if obj is None:
+                    logger.info("key %s vanished from known objects; not resyncing it", key)
+                    continue
+                obj_key = self.key_of(obj)
+                if self._items.get(obj_key):
+                    continue
+                self._queue_action_locked(DeltaType.SYNC, obj, key=obj_key, transform=False)
+
+    # -------------------------------------------------------------- consumer
+
+    def pop(self, process: PopProcessFunc, timeout: float | None = None) -> Deltas:
+        """Block until an item is queued, remove it, run ``process`` on it, return it.
+
+        ``process(deltas, is_in_initial_list)`` runs while the queue's lock is
+        held; ``is_in_initial_list`` is true while the first relist's items are
+        being drained. If ``process`` raises, the item is *not* re-queued and
+        the exception propagates, except :class:`RequeueError`, which puts the
+        deltas back (see there).
+
+        Raises :class:`ClosedError` if the queue is (or becomes) closed while
+        empty; a closed queue still drains its items. Raises ``TimeoutError``
+        if ``timeout`` seconds pass with nothing to pop.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._queue:
+                if self._closed:
+                    raise ClosedError()
+                if deadline is None:
+                    self._cond.wait()
+                else:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise TimeoutError("DeltaFIFO.pop timed out")
+                    self._cond.wait(remaining)
+            is_in_initial_list = not self._has_synced_locked()
+            key = self._queue.popleft()
+            if self._initial_population_count > 0:
+                self._initial_population_count -= 1
+            deltas = self._items.pop(key)
+            try:
+                process(deltas, is_in_initial_list)
+            except RequeueError as requeue:
+                self._add_if_not_present_locked(key, deltas)
+                if requeue.err is not None:
+                    raise requeue.err from requeue
+            return deltas
+
+    # ----------------------------------------------------------- inspection
+
+    def list_keys(self) -> builtins.list[str]:
+        """Keys in queue order."""
+        with self._lock:
+            return list(self._queue)
+
+    def list(self) -> builtins.list[Any]:
+        """The newest object of every queued key, in queue order."""
+        with self._lock:
+            return [self._items[k][-1].object for k in self._queue]
+
+    def get(self, obj: Any) -> Deltas | None:
+        """A copy of the deltas queued for ``obj``'s key, or ``None``."""
+        return self.get_by_key(self.key_of(obj))
+
+    def get_by_key(self, key: str) -> Deltas | None:
+        """A copy of the deltas queued for ``key``, or ``None``.
+
+        The list is a copy; the objects in it are shared (do not mutate them).
+        """
+        with self._lock:
+            deltas = self._items.get(key)
+            return list(deltas) if deltas is not None else None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def has_synced(self) -> bool:
+        """True once the first ``replace``'s items have all been popped, or once
+        anything was added/updated/deleted before any ``replace``."""
+        with self._lock:
+            return self._has_synced_locked()
+
+    def close(self) -> None:
+        """Close the queue and wake every blocked ``pop``.
+
+        Queued items can still be popped; ``pop`` on the empty, closed queue
+        raises :class:`ClosedError`. Producers keep working.
+        """
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def is_closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        with self._lock:
+            return self._closed
+
+    # ------------------------------------------------------------- internals
+
+    def _has_synced_locked(self) -> bool:
+        return self._populated and self._initial_population_count == 0
+
+    def _add_if_not_present_locked(self, key: str, deltas: Deltas) -> None:
+        self._populated = True
+        if key in self._items:
+            return
+        self._queue.append(key)
+        self._items[key] = deltas
+        self._cond.notify_all()
+
+    def _queue_action_locked(
+        self, action: DeltaType, obj: Any, *, key: str | None = None, transform: bool = True
+    ) -> None:
+        """Append a delta for ``obj``, merging consecutive deletions.
+
+        A new key goes to the end of the queue; a queued key keeps its place.
+        """
+        if key is None:
+            key = self.key_of(obj)
+        if (
+            transform
+            and self._transformer is not None
+            and not isinstance(obj, DeletedFinalStateUnknown)
+        ):
+            obj = self._transformer(obj)
+        deltas = self._items.get(key)
+        if deltas is None:
+            self._items[key] = [Delta(action, obj)]
+            self._queue.append(key)
+        else:
+            deltas.append(Delta(action, obj))
+            _dedup_deltas(deltas)
+        self._cond.notify_all()

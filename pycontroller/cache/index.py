@@ -1,0 +1,248 @@
+"""Thread-safe store with secondary indices (client-go ``index.go`` and
+``thread_safe_store.go``).
+
+An *index function* maps an object to zero or more string values; the index
+of that name maps each value to the set of keys of the objects producing it.
+
+Invariants (all under ``Indexer._lock``):
+
+* ``_items`` maps key -> object; ``_indices[name][value]`` contains ``key``
+  iff ``value in _indexers[name](_items[key])``.
+* Index value sets are never empty: a value whose last key leaves is dropped,
+  so it disappears from :meth:`Indexer.list_index_func_values`.
+* Every name in ``_indices`` is in ``_indexers`` and vice versa.
+
+Misuse: objects returned by any method are shared with the store. Never
+mutate them: the indices would silently go stale and other readers would see
+the change. Use :func:`pycontroller.cache.deep_copy` for a mutable copy.
+
+The only user code called under the lock is the index functions (so that the
+indices stay consistent with the items); they must be fast, pure and must not
+call back into the indexer. Key functions run before the lock is taken.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .store import KeyFunc, _meta, meta_namespace_key_func
+
+logger = logging.getLogger(__name__)
+
+IndexFunc = Callable[[Any], list[str]]
+"""Maps an object to the index values it is filed under."""
+
+Indexers = dict[str, IndexFunc]
+"""Index name -> index function."""
+
+NAMESPACE_INDEX = "namespace"
+"""Name of the conventional index by ``metadata.namespace``."""
+
+
+def meta_namespace_index_func(obj: Any) -> list[str]:
+    """Index objects by namespace (``""`` for cluster-scoped objects)."""
+    namespace, _ = _meta(obj)
+    return [namespace]
+
+
+class IndexFuncError(RuntimeError):
+    """An index function raised; client-go panics here ("unable to calculate an index entry")."""
+
+
+class Indexer:
+    """A thread-safe key -> object store maintaining secondary indices.
+
+    ``add``/``update`` upsert, ``delete`` of a missing object is a no-op,
+    ``replace`` swaps in new contents and rebuilds every index. All methods
+    may be called from any thread.
+
+    Returned objects are shared with the store: do not mutate them.
+    """
+
+    def __init__(
+        self,
+        key_func: KeyFunc = meta_namespace_key_func,
+        indexers: Mapping[str, IndexFunc] | None = None,
+    ) -> None:
+        self._key_func = key_func
+        self._lock = threading.Lock()
+        self._items: dict[str, Any] = {}
+        self._indexers: dict[str, IndexFunc] = dict(indexers or {})
+        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+
+    # ----------------------------------------------------------------- store
+
+    def add(self, obj: Any) -> None:
+        """Insert or replace ``obj`` under its key and update every index."""
+        key = self._key_func(obj)
+        with self._lock:
+            old = self._items.get(key)
+            self._update_indices_locked(old, obj, key)
+            self._items[key] = obj
+
+    def update(self, obj: Any) -> None:
+        """Same as :meth:`add` (upsert); moves index entries whose values changed."""
+        self.add(obj)
+
+    def delete(self, obj: Any) -> None:
+        """Remove the object with ``obj``'s key, if any, and its index entries."""
+        self.delete_by_key(self._key_func(obj))
+
+    def delete_by_key(self, key: str) -> None:
+        """Remove the object stored under ``key``, if any."""
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._update_indices_locked(old, None, key)
+
+    def get(self, obj: Any) -> Any | None:
+        """Return the stored object with ``obj``'s key, or ``None``."""
+        return self.get_by_key(self._key_func(obj))
+
+    def get_by_key(self, key: str) -> Any | None:
+        """Return the stored object under ``key``, or ``None``."""
+        with self._lock:
+            return self._items.get(key)
+
+    def list(self) -> builtins.list[Any]:
+        """Return every stored object (unordered)."""
+        with self._lock:
+            return list(self._items.values())
+
+    def list_keys(self) -> builtins.list[str]:
+        """Return every key (unordered)."""
+        with self._lock:
+            return list(self._items)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def replace(self, objs: Iterable[Any], resource_version: str = "") -> None:
+        """Atomically replace the contents with ``objs`` and rebuild all indices.
+
+        A key-function error aborts before anything changes.
+        ``resource_version`` is accepted for the store protocol and ignored.
+        """
+        items = {self._key_func(obj): obj for obj in objs}
+        with self._lock:
+            indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+            for key, obj in items.items():
+                for name, func in self._indexers.items():
+                    for value in self._index_values_locked(name, func, obj, key):
+                        indices[name].setdefault(value, set()).add(key)
+            self._items = items
+            self._indices = indices
+
+    def resync(self) -> None:
+        """No-op: a plain store has nothing to resync (kept for the store protocol)."""
+
+    # --------------------------------------------------------------- indices
+
+    def get_indexers(self) -> dict[str, IndexFunc]:
+        """Return a copy of the index name -> index function mapping."""
+        with self._lock:
+            return dict(self._indexers)
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        """Add new indices and index every object already stored.
+
+        Raises ``ValueError`` if any name already exists (nothing is added then).
+        """
+        with self._lock:
+            conflicts = sorted(set(indexers) & set(self._indexers))
+            if conflicts:
+                raise ValueError(f"indexer conflict: {conflicts}")
+            new_indices: dict[str, dict[str, set[str]]] = {name: {} for name in indexers}
+            for key, obj in self._items.items():
+                for name, func in indexers.items():
+                    for value in self._index_values_locked(name, func, obj, key):
+                        new_indices[name].setdefault(value, set()).add(key)
+            self._indexers.update(indexers)
+            self._indices.update(new_indices)
+
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
+        """Return the stored objects sharing any of ``obj``'s values in the index.
+
+        Raises ``KeyError`` for an unknown index name.
+        """
+        with self._lock:
+            func = self._indexer_locked(index_name)
+            values = self._index_values_locked(index_name, func, obj, "<query>")
+            index = self._indices[index_name]
+            keys: set[str] = set()
+            for value in values:
+                keys |= index.get(value, set())
+            return [self._items[k] for k in keys]
+
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
+        """Return the sorted keys filed under ``value``; ``KeyError`` for an unknown index."""
+        with self._lock:
+            self._indexer_locked(index_name)
+            return sorted(self._indices[index_name].get(value, ()))
+
+    def by_index(self, index_name: str, value: str) -> builtins.list[Any]:
+        """Return the objects filed under ``value``; ``KeyError`` for an unknown index."""
+        with self._lock:
+            self._indexer_locked(index_name)
+            return [self._items[k] for k in self._indices[index_name].get(value, ())]
+
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
+        """Return the values present in the index (unordered).
+
+        Raises ``KeyError`` for an unknown index name (client-go returns an
+        empty list; an unknown name here is almost always a typo).
+        """
+        with self._lock:
+            self._indexer_locked(index_name)
+            return list(self._indices[index_name])
+
+    # ------------------------------------------------------------- internals
+
+    def _indexer_locked(self, index_name: str) -> IndexFunc:
+        try:
+            return self._indexers[index_name]
+        except KeyError:
+            raise KeyError(f"index with name {index_name} does not exist") from None
+
+    @staticmethod
+    def _index_values_locked(name: str, func: IndexFunc, obj: Any, key: str) -> builtins.list[str]:
+        try:
+            values = func(obj)
+        except Exception as err:
+            raise IndexFuncError(
+                f"unable to calculate an index entry for key {key!r} on index {name!r}: {err}"
+            ) from err
+        return list(values)
+
+    def _update_indices_locked(self, old: Any | None, new: Any | None, key: str) -> None:
+        """Move ``key`` from ``old``'s index values to ``new``'s, dropping emptied sets.
+
+        New values are computed before anything changes, so a failing index
+        function leaves the indices as they were.
+        """
+        changes: builtins.list[tuple[str, list[str], list[str]]] = []
+        for name, func in self._indexers.items():
+            old_values = self._index_values_locked(name, func, old, key) if old is not None else []
+            new_values = self._index_values_locked(name, func, new, key) if new is not None else []
+            if len(old_values) == 1 and old_values == new_values:
+                continue
+            changes.append((name, old_values, new_values))
+        for name, old_values, new_values in changes:
+            index = self._indices[name]
+            for value in old_values:
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+            for value in new_values:
+                index.setdefault(value, set()).add(key)
