@@ -1,0 +1,757 @@
+"""ResourceClient: raw-JSON REST calls for one API resource over an ``ApiClient``.
+
+The ``kubernetes`` package supplies configuration (host, TLS, credentials)
+and its urllib3 connection pool; everything else is done here so that objects
+stay plain ``dict``s decoded straight from the response bytes (orjson when
+installed). Model classes are never built.
+
+Behaviour worth knowing:
+
+- Client-side rate limiting: every request (including the *start* of a
+  watch, never the reads of its stream) takes a token from a token bucket.
+  By default all ``ResourceClient``s built on the same ``ApiClient`` share one
+  bucket (QPS 20, burst 30, like client-go's rest.Config defaults); change it
+  with ``set_rate_limiter(api_client, TokenBucketRateLimiter(qps, burst))``
+  or give one client its own with ``rate_limiter=``.
+- 429 Too Many Requests: when the answer carries ``Retry-After``, non-watch
+  requests sleep that long (capped at ``MAX_RETRY_AFTER``) and are retried up
+  to ``max_retries`` times (default 10, as client-go); after that, or without
+  ``Retry-After``, ``TooManyRequestsError`` (with ``retry_after``) is raised.
+  ``watch`` never retries: it raises at once and the reflector backs off.
+- Other non-2xx answers raise the matching ``pycontroller.errors`` class.
+  Transport failures raise ``ConnectionError`` (``ConnectionRefusedError``
+  when the server refused the connection) chained to the urllib3 error.
+- ``watch`` returns a ``WatchStream``: an iterator of decoded events read line
+  by line from the streaming response. An ``ERROR`` event (for example 410
+  Expired) is *yielded*, not raised; the reflector turns it into a relist.
+  The stream ends (``StopIteration``) when the server closes it, the socket
+  read times out (``timeout_seconds`` + ``WATCH_READ_SLACK``: a dead
+  connection cannot hang a reader forever) or ``close()`` is called — from
+  any thread, which wakes a blocked reader at once.
+- Metrics (Prometheus default registry): ``rest_client_requests_total{code,
+  method,host}`` and ``rest_client_request_duration_seconds{verb,host}``
+  (time to response headers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+from urllib.parse import quote, urlencode, urlsplit
+
+import urllib3
+from kubernetes.client import ApiClient
+from prometheus_client import REGISTRY, Counter, Histogram
+
+from . import _json
+from .clock import REAL_CLOCK, Clock
+from .errors import ApiError, api_error_from_status
+
+__all__ = [
+    "DEFAULT_BURST",
+    "DEFAULT_QPS",
+    "PATCH_CONTENT_TYPES",
+    "RateLimiter",
+    "ResourceClient",
+    "TokenBucketRateLimiter",
+    "WatchStream",
+    "rate_limiter_for",
+    "set_rate_limiter",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_QPS = 20.0
+DEFAULT_BURST = 30
+# Longest Retry-After we honour by sleeping; larger values are clamped.
+MAX_RETRY_AFTER = 60.0
+# Seconds beyond the server-side watch timeout before a silent read gives up.
+WATCH_READ_SLACK = 30.0
+# Read timeout when the caller lets the server choose the watch timeout
+# (kube-apiserver picks at most 2 x --min-request-timeout = 3600 s).
+WATCH_DEFAULT_READ_TIMEOUT = 3600.0 + WATCH_READ_SLACK
+CONNECT_TIMEOUT = 30.0
+
+PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _get_or_create(factory: Any, name: str, doc: str, labels: list[str]) -> Any:
+    """Create a collector in the default registry, or return the one already there.
+
+    Guards double registration (module reloads in tests, two copies of the
+    package): prometheus-client raises ``ValueError`` on a duplicate name.
+    """
+    try:
+        return factory(name, doc, labels)
+    except ValueError:
+        names = getattr(REGISTRY, "_names_to_collectors", {})
+        for candidate in (name, name.removesuffix("_total")):
+            if candidate in names:
+                return names[candidate]
+        raise
+
+
+_REQUESTS = _get_or_create(
+    Counter,
+    "rest_client_requests_total",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+    ["code", "method", "host"],
+)
+_LATENCY = _get_or_create(
+    Histogram,
+    "rest_client_request_duration_seconds",
+    "Request latency in seconds (to response headers), by verb and host.",
+    ["verb", "host"],
+)
+
+
+# --------------------------------------------------------------------------- rate limiting
+
+
+class RateLimiter(Protocol):
+    """What a ResourceClient needs from a client-side rate limiter."""
+
+    def accept(self) -> None:
+        """Block until the caller may send one request."""
+        ...
+
+
+class TokenBucketRateLimiter:
+    """A thread-safe token bucket: ``qps`` tokens per second, at most ``burst`` saved.
+
+    Like client-go's ``flowcontrol.NewTokenBucketRateLimiter`` (x/time/rate
+    reservations): ``accept`` takes a token, going into debt if none is left,
+    and sleeps until the debt is paid, so waiting callers are served in order
+    and the long-run rate never exceeds ``qps``. The bucket starts full.
+    ``qps <= 0`` disables limiting.
+    """
+
+    def __init__(
+        self, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST, *, clock: Clock = REAL_CLOCK
+    ) -> None:
+        if qps > 0 and burst < 1:
+            raise ValueError("burst must be at least 1 when qps > 0")
+        self.qps = float(qps)
+        self.burst = int(burst)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._tokens = float(burst)
+        self._last = clock.now()
+
+    def _refill_locked(self, now: float) -> None:
+        elapsed = now - self._last
+        if elapsed > 0:
+            self._tokens = min(float(self.burst), self._tokens + elapsed * self.qps)
+            self._last = now
+
+    def reserve(self) -> float:
+        """Take a token now and return how long the caller must wait before using it."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            self._refill_locked(self._clock.now())
+            self._tokens -= 1.0
+            if self._tokens >= 0:
+                return 0.0
+            return -self._tokens / self.qps
+
+    def try_accept(self) -> bool:
+        """Take a token if one is available now; never blocks."""
+        if self.qps <= 0:
+            return True
+        with self._lock:
+            self._refill_locked(self._clock.now())
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
+
+    def accept(self) -> None:
+        delay = self.reserve()
+        if delay > 0:
+            self._clock.sleep(delay)
+
+
+_limiters_lock = threading.Lock()
+_limiters: weakref.WeakKeyDictionary[Any, RateLimiter] = weakref.WeakKeyDictionary()
+
+
+def rate_limiter_for(api_client: Any) -> RateLimiter:
+    """The limiter shared by every ResourceClient on ``api_client`` (created on first use)."""
+    with _limiters_lock:
+        limiter = _limiters.get(api_client)
+        if limiter is None:
+            limiter = TokenBucketRateLimiter(DEFAULT_QPS, DEFAULT_BURST)
+            _limiters[api_client] = limiter
+        return limiter
+
+
+def set_rate_limiter(api_client: Any, limiter: RateLimiter) -> None:
+    """Replace the shared limiter of ``api_client`` (affects clients built afterwards too)."""
+    with _limiters_lock:
+        _limiters[api_client] = limiter
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _camel(name: str) -> str:
+    name = name.strip("_")
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _encode_query(params: Mapping[str, Any]) -> str:
+    """Map snake_case keyword arguments to Kubernetes query parameters.
+
+    ``continue_``/``_continue`` become ``continue``; ``None`` values are dropped;
+    booleans become ``true``/``false``; a list value repeats the parameter.
+    """
+    pairs: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        name = _camel(key)
+        if isinstance(value, list | tuple):
+            pairs.extend((name, _query_value(v)) for v in value)
+        else:
+            pairs.append((name, _query_value(value)))
+    return urlencode(pairs)
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _is_connection_refused(err: BaseException) -> bool:
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionRefusedError):
+            return True
+        reason = getattr(cur, "reason", None)
+        if isinstance(reason, BaseException) and _is_connection_refused_shallow(reason):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _is_connection_refused_shallow(err: BaseException) -> bool:
+    if isinstance(err, ConnectionRefusedError):
+        return True
+    ctx = err.__cause__ or err.__context__
+    return isinstance(ctx, ConnectionRefusedError)
+
+
+def _error_from_response(status: int, data: bytes, retry_after: float | None) -> ApiError:
+    body: dict[str, Any] | None = None
+    if data:
+        try:
+            decoded = _json.loads(data)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict):
+            body = decoded
+    if body is None:
+        text = data.decode("utf-8", "replace").strip() if data else ""
+        body = {"kind": "Status", "status": "Failure", "code": status, "message": text}
+    return api_error_from_status(status, body, retry_after)
+
+
+def _auth_headers(api_client: Any) -> dict[str, str]:
+    """Credentials from the client's Configuration (refreshed tokens included)."""
+    headers: dict[str, str] = {}
+    cfg = api_client.configuration
+    try:
+        settings = cfg.auth_settings()
+    except Exception:  # a broken auth plugin must not hide the request error
+        logger.exception("reading credentials from the client configuration failed")
+        return headers
+    for setting in settings.values():
+        if setting.get("in") == "header" and setting.get("value"):
+            headers[str(setting["key"])] = str(setting["value"])
+    return headers
+
+
+# --------------------------------------------------------------------------- watch stream
+
+
+class WatchStream:
+    """Iterator of decoded watch events from one streaming HTTP response.
+
+    Events are decoded one line at a time as bytes arrive; the whole stream
+    is never buffered. ``close()`` is thread-safe and idempotent: called from
+    another thread it shuts the socket down so that a reader blocked in
+    ``next()`` returns (the iteration ends) immediately. Iteration also ends,
+    quietly (logged at debug), on EOF, a read timeout or a connection reset;
+    callers resume from the last resourceVersion they saw.
+    """
+
+    _CHUNK = 64 * 1024
+
+    def __init__(self, response: Any, description: str = "") -> None:
+        self._resp = response
+        self._description = description
+        self._pending: deque[bytes] = deque()
+        self._partial = b""
+        self._closed = False
+        self._eof = False
+        self._lock = threading.Lock()
+        self.events = 0
+
+    def __iter__(self) -> WatchStream:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        while True:
+            while self._pending:
+                line = self._pending.popleft()
+                try:
+                    event = _json.loads(line)
+                except ValueError:
+                    logger.warning("undecodable watch line on %s: %.200r", self._description, line)
+                    continue
+                if isinstance(event, dict):
+                    self.events += 1
+                    return event
+            if self._eof or self._closed:
+                self._finish()
+                raise StopIteration
+            self._fill()
+
+    def _fill(self) -> None:
+        try:
+            chunk = self._resp.read1(self._CHUNK)
+        except Exception as err:  # timeouts, resets, shutdown from close()
+            if not self._closed:
+                logger.debug("watch %s ended: %s", self._description, err)
+            chunk = b""
+        if not chunk:
+            self._eof = True
+            tail = self._partial.strip()
+            self._partial = b""
+            if tail and not self._closed:
+                self._pending.append(tail)
+            return
+        if b"\n" not in chunk:
+            self._partial += chunk
+            return
+        parts = (self._partial + chunk).split(b"\n")
+        self._partial = parts.pop()
+        self._pending.extend(p for p in parts if p.strip())
+
+    def _finish(self) -> None:
+        with self._lock:
+            resp, self._resp = self._resp, None
+        if resp is not None:
+            try:
+                resp.close()
+            except Exception:  # already broken; nothing to release
+                logger.debug("closing watch response %s failed", self._description, exc_info=True)
+
+    def close(self) -> None:
+        """Stop the stream; wakes a reader blocked in another thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            resp = self._resp
+        if resp is None:
+            return
+        try:
+            resp.shutdown()
+        except Exception:
+            sock = getattr(getattr(resp, "connection", None), "sock", None)
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> WatchStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+        self._finish()
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class ResourceClient:
+    """REST verbs for one resource (``group``/``version``/``plural``); objects are dicts.
+
+    Thread-safe: one instance may be shared by every worker. ``group`` is
+    ``""`` for the core API. For a namespaced resource, ``list``/``watch``
+    with ``namespace=None`` cover all namespaces; ``get``/``patch``/``delete``
+    with ``namespace=None`` use ``"default"`` (like kubectl); ``create`` and
+    ``update`` take the namespace from the object (``"default"`` if unset).
+    Passing a namespace for a cluster-scoped resource is a ``ValueError``.
+    """
+
+    def __init__(
+        self,
+        api_client: ApiClient,
+        group: str,
+        version: str,
+        plural: str,
+        namespaced: bool = True,
+        *,
+        rate_limiter: RateLimiter | None = None,
+        request_timeout: float | None = 60.0,
+        max_retries: int = 10,
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        self.api_client = api_client
+        self.group = group
+        self.version = version
+        self.plural = plural
+        self.namespaced = namespaced
+        self.request_timeout = request_timeout
+        self.max_retries = max_retries
+        self._clock = clock
+        self._rate_limiter = (
+            rate_limiter if rate_limiter is not None else rate_limiter_for(api_client)
+        )
+        host = str(api_client.configuration.host or "").rstrip("/")
+        self._base = host
+        self._host_label = urlsplit(host).netloc or host
+        self._prefix = f"/api/{version}" if not group else f"/apis/{group}/{version}"
+
+    # ---------------------------------------------------------------- identity
+
+    @property
+    def api_version(self) -> str:
+        """``apiVersion`` of the resource's objects (``v1`` or ``group/version``)."""
+        return self.version if not self.group else f"{self.group}/{self.version}"
+
+    @property
+    def resource(self) -> str:
+        """``group/version/plural`` (``/v1/pods`` style has an empty group)."""
+        return f"{self.group}/{self.version}/{self.plural}"
+
+    def __repr__(self) -> str:
+        return f"ResourceClient({self.resource!r}, namespaced={self.namespaced})"
+
+    # ---------------------------------------------------------------- paths
+
+    def _path(self, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
+        parts = [self._prefix]
+        if namespace is not None:
+            if not self.namespaced:
+                raise ValueError(f"{self.plural} is cluster-scoped: namespace {namespace!r} given")
+            parts.append(f"namespaces/{quote(namespace, safe='')}")
+        parts.append(self.plural)
+        if name is not None:
+            if not name:
+                raise ValueError("name must not be empty")
+            parts.append(quote(name, safe=""))
+        if sub:
+            parts.append(sub)
+        return "/".join(parts)
+
+    def _ns_for_item(self, namespace: str | None) -> str | None:
+        if not self.namespaced:
+            return namespace  # None unless misused, which _path rejects
+        return namespace if namespace else "default"
+
+    def _ns_of(self, obj: Mapping[str, Any], namespace: str | None = None) -> str | None:
+        if not self.namespaced:
+            return None
+        meta = obj.get("metadata") or {}
+        return namespace or meta.get("namespace") or "default"
+
+    @staticmethod
+    def _name_of(obj: Mapping[str, Any]) -> str:
+        name = (obj.get("metadata") or {}).get("name")
+        if not name:
+            raise ValueError("object has no metadata.name")
+        return str(name)
+
+    # ---------------------------------------------------------------- transport
+
+    def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        read_timeout: float | None,
+    ) -> Any:
+        """Send one request (rate-limited) and return the unread urllib3 response.
+
+        Non-2xx answers are read, closed and raised as ``ApiError``s.
+        """
+        url = self._base + path
+        if query:
+            encoded = _encode_query(query)
+            if encoded:
+                url += "?" + encoded
+        headers: dict[str, str] = {}
+        for key, value in (getattr(self.api_client, "default_headers", None) or {}).items():
+            headers[str(key)] = str(value)
+        headers.update(_auth_headers(self.api_client))
+        headers["Accept"] = "application/json"
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout)
+        self._rate_limiter.accept()
+        start = time.perf_counter()
+        try:
+            resp = self.api_client.rest_client.pool_manager.request(
+                method,
+                url,
+                body=body,
+                headers=headers,
+                timeout=timeout,
+                preload_content=False,
+                retries=False,
+            )
+        except urllib3.exceptions.HTTPError as err:
+            _REQUESTS.labels("<error>", method, self._host_label).inc()
+            msg = f"{method} {url}: {err}"
+            if _is_connection_refused(err):
+                raise ConnectionRefusedError(msg) from err
+            raise ConnectionError(msg) from err
+        _LATENCY.labels(method, self._host_label).observe(time.perf_counter() - start)
+        _REQUESTS.labels(str(resp.status), method, self._host_label).inc()
+        if 200 <= resp.status < 300:
+            return resp
+        try:
+            data = resp.read()
+        except urllib3.exceptions.HTTPError:
+            data = b""
+        finally:
+            resp.release_conn()
+        raise _error_from_response(
+            resp.status, data, _parse_retry_after(resp.headers.get("Retry-After"))
+        )
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """A complete request/response exchange with 429 Retry-After handling."""
+        payload: bytes | None = None
+        if body is not None:
+            if isinstance(body, bytes):
+                payload = body
+            elif isinstance(body, str):
+                payload = body.encode("utf-8")
+            else:
+                payload = _json.dumps(body)
+        attempt = 0
+        while True:
+            try:
+                resp = self._open(
+                    method,
+                    path,
+                    query=query,
+                    body=payload,
+                    content_type=content_type if payload is not None else None,
+                    read_timeout=self.request_timeout,
+                )
+            except ApiError as err:
+                retry_after = getattr(err, "retry_after", None)
+                if err.status != 429 or retry_after is None or attempt >= self.max_retries:
+                    raise
+                attempt += 1
+                delay = min(retry_after, MAX_RETRY_AFTER)
+                logger.info(
+                    "%s %s throttled by the server (429); retry %d/%d in %.1fs",
+                    method,
+                    path,
+                    attempt,
+                    self.max_retries,
+                    delay,
+                )
+                self._clock.sleep(delay)
+                continue
+            try:
+                data = resp.read()
+            except urllib3.exceptions.HTTPError as err:
+                raise ConnectionError(f"{method} {path}: reading the response: {err}") from err
+            finally:
+                resp.release_conn()
+            return _json.loads(data) if data else {}
+
+    # ---------------------------------------------------------------- verbs
+
+    def list(self, namespace: str | None = None, **params: Any) -> dict[str, Any]:
+        """GET the collection; returns the decoded List (``items``, ``metadata``).
+
+        Keyword arguments become query parameters: ``label_selector``,
+        ``field_selector``, ``limit``, ``continue_`` (or ``_continue``),
+        ``resource_version``, ``resource_version_match``, ``timeout_seconds``...
+        """
+        result: dict[str, Any] = self._call("GET", self._path(namespace), query=params)
+        if result.get("items") is None:
+            result["items"] = []
+        return result
+
+    def watch(
+        self,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+        **params: Any,
+    ) -> WatchStream:
+        """Open a watch; returns a ``WatchStream`` of decoded events.
+
+        Events are ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR",
+        "object": {...}}``. ``ERROR`` events are yielded (their object is a
+        ``Status``), not raised. Errors opening the watch raise (no 429 retry).
+        """
+        query: dict[str, Any] = dict(params)
+        query["watch"] = True
+        if resource_version is not None:
+            query["resource_version"] = resource_version
+        if timeout_seconds is not None:
+            query["timeout_seconds"] = int(timeout_seconds)
+        if allow_bookmarks:
+            query["allow_watch_bookmarks"] = True
+        read_timeout = (
+            float(timeout_seconds) + WATCH_READ_SLACK
+            if timeout_seconds is not None
+            else WATCH_DEFAULT_READ_TIMEOUT
+        )
+        path = self._path(namespace)
+        resp = self._open("GET", path, query=query, read_timeout=read_timeout)
+        return WatchStream(resp, f"{self.resource} from rv {resource_version}")
+
+    def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", self._path(self._ns_for_item(namespace), name))
+        return result
+
+    def create(
+        self, obj: Mapping[str, Any], namespace: str | None = None, **params: Any
+    ) -> dict[str, Any]:
+        """POST ``obj``; extra keyword arguments are query parameters (``dry_run``...)."""
+        result: dict[str, Any] = self._call(
+            "POST", self._path(self._ns_of(obj, namespace)), query=params, body=obj
+        )
+        return result
+
+    def update(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
+        """PUT ``obj`` (optimistic concurrency on its ``metadata.resourceVersion``)."""
+        path = self._path(self._ns_of(obj), self._name_of(obj))
+        result: dict[str, Any] = self._call("PUT", path, query=params, body=obj)
+        return result
+
+    def update_status(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
+        """PUT ``obj`` to the ``/status`` subresource."""
+        path = self._path(self._ns_of(obj), self._name_of(obj), "status")
+        result: dict[str, Any] = self._call("PUT", path, query=params, body=obj)
+        return result
+
+    def patch(
+        self,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        *,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        subresource: str | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """PATCH with ``patch_type`` "merge", "json", "strategic" or "apply".
+
+        ``patch`` is a dict/list (encoded as JSON) or pre-encoded str/bytes.
+        Server-side apply needs a field manager: it defaults to
+        ``"pycontroller"`` and ``force`` defaults to True (a controller owns
+        the fields it applies), both only for "apply".
+        """
+        try:
+            content_type = PATCH_CONTENT_TYPES[patch_type]
+        except KeyError:
+            raise ValueError(
+                f"unknown patch_type {patch_type!r}; use one of {sorted(PATCH_CONTENT_TYPES)}"
+            ) from None
+        query: dict[str, Any] = dict(params)
+        if patch_type == "apply":
+            query["field_manager"] = field_manager or "pycontroller"
+            query["force"] = True if force is None else force
+        else:
+            if field_manager is not None:
+                query["field_manager"] = field_manager
+            if force is not None:
+                raise ValueError("force is only valid for patch_type='apply'")
+        path = self._path(self._ns_for_item(namespace), name, subresource)
+        result: dict[str, Any] = self._call(
+            "PATCH", path, query=query, body=patch, content_type=content_type
+        )
+        return result
+
+    def delete(
+        self,
+        name: str,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, Any] | None = None,
+        *,
+        grace_period_seconds: int | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """DELETE with a ``DeleteOptions`` body; returns the server's answer.
+
+        ``propagation_policy`` is "Foreground", "Background" or "Orphan";
+        ``preconditions`` is ``{"uid": ..., "resourceVersion": ...}``.
+        """
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if preconditions:
+            options["preconditions"] = dict(preconditions)
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = int(grace_period_seconds)
+        path = self._path(self._ns_for_item(namespace), name)
+        result: dict[str, Any] = self._call("DELETE", path, query=params, body=options)
+        return result
+
+    def iter_list(
+        self, namespace: str | None = None, *, page_size: int = 500, **params: Any
+    ) -> Iterator[dict[str, Any]]:
+        """Yield every item of the collection, following ``continue`` tokens."""
+        token: str | None = None
+        while True:
+            page = self.list(namespace, limit=page_size, continue_=token, **params)
+            yield from page.get("items") or []
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return
