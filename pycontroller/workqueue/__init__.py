@@ -1,0 +1,42 @@
+"""Work queues for controllers (client-go ``util/workqueue``).
+
+``Queue`` -> ``DelayingQueue`` (``add_after``) -> ``RateLimitingQueue``
+(``add_rate_limited``, ``forget``, ``num_requeues``), the rate limiters, and
+Prometheus metrics behind a provider protocol. To export queue metrics, call
+``set_global_metrics_provider(PrometheusMetricsProvider())`` before creating
+named queues.
+"""
+
+from __future__ import annotations
+
+from pycontroller.workqueue.delaying_queue import DelayingQueue
+from pycontroller.workqueue.metrics import (
+    MetricsProvider,
+    PrometheusMetricsProvider,
+    set_global_metrics_provider,
+)
+from pycontroller.workqueue.queue import Queue
+from pycontroller.workqueue.rate_limiters import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    default_controller_rate_limiter,
+)
+from pycontroller.workqueue.rate_limiting_queue import RateLimitingQueue
+
+__all__ = [
+    "BucketRateLimiter",
+    "DelayingQueue",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "MetricsProvider",
+    "PrometheusMetricsProvider",
+    "Queue",
+    "RateLimiter",
+    "RateLimitingQueue",
+    "default_controller_rate_limiter",
+    "set_global_metrics_provider",
+]

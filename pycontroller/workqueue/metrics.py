@@ -1,0 +1,370 @@
+"""Workqueue metrics behind a small provider protocol (client-go ``workqueue/metrics.go``).
+
+A queue asks a ``MetricsProvider`` for one metric object per measurement when it
+is created, labelled by the queue's name. The default provider is a no-op;
+``PrometheusMetricsProvider`` plugs in prometheus-client. Queues created with an
+empty name, or while the no-op provider is in effect, record nothing and pay
+nothing (their internal metrics object is ``None``).
+
+Metric names, units and update rules are client-go's (subsystem ``workqueue``,
+label ``name``):
+
+- ``workqueue_depth``: +1 on every ``add`` that marks an item dirty (also while
+  the item is being processed), -1 on every ``get``.
+- ``workqueue_adds_total``: +1 on every ``add`` that marks an item dirty.
+- ``workqueue_queue_duration_seconds``: at ``get``, seconds since the first
+  ``add`` after the previous ``get`` of that item.
+- ``workqueue_work_duration_seconds``: at ``done``, seconds since the ``get``.
+- ``workqueue_unfinished_work_seconds`` and
+  ``workqueue_longest_running_processor_seconds``: set periodically (every 0.5 s
+  by default, never after shutdown) to the sum and the maximum of the ages of
+  the items being processed.
+- ``workqueue_retries_total``: +1 on every ``add_after`` (so every
+  ``add_rate_limited``) of a delaying queue.
+
+``set_global_metrics_provider`` is client-go's ``SetProvider``: queues created
+afterwards use that provider unless they are given one explicitly. Unlike
+client-go, a later call replaces the provider (for queues created after it);
+queues that already exist keep the provider they were built with.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any, Protocol
+
+import prometheus_client
+
+if TYPE_CHECKING:
+    from pycontroller.clock import Clock
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CounterMetric",
+    "GaugeMetric",
+    "HistogramMetric",
+    "MetricsProvider",
+    "NoopMetricsProvider",
+    "PrometheusMetricsProvider",
+    "SettableGaugeMetric",
+    "get_global_metrics_provider",
+    "set_global_metrics_provider",
+]
+
+# Default period of the unfinished-work / longest-running gauge updates.
+DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD = 0.5
+
+# client-go: prometheus.ExponentialBuckets(10e-9, 10, 10) = 1e-8 ... 10.
+DURATION_BUCKETS: tuple[float, ...] = tuple(10.0**e for e in range(-8, 2))
+
+
+class GaugeMetric(Protocol):
+    """A gauge moved up and down by one (``workqueue_depth``)."""
+
+    def inc(self) -> None: ...
+
+    def dec(self) -> None: ...
+
+
+class SettableGaugeMetric(Protocol):
+    """A gauge set to an absolute value (the unfinished-work gauges)."""
+
+    def set(self, value: float) -> None: ...
+
+
+class CounterMetric(Protocol):
+    """A monotonically increasing counter (adds, retries)."""
+
+    def inc(self) -> None: ...
+
+
+class HistogramMetric(Protocol):
+    """A distribution of observed durations in seconds."""
+
+    def observe(self, value: float) -> None: ...
+
+
+class MetricsProvider(Protocol):
+    """Creates the metric objects of one named queue.
+
+    Each method is called once per queue construction with the queue's name.
+    Two queues with the same name may ask for the same metric: a provider must
+    return a usable object both times (sharing one is fine), never raise.
+    """
+
+    def new_depth_metric(self, name: str) -> GaugeMetric: ...
+
+    def new_adds_metric(self, name: str) -> CounterMetric: ...
+
+    def new_latency_metric(self, name: str) -> HistogramMetric: ...
+
+    def new_work_duration_metric(self, name: str) -> HistogramMetric: ...
+
+    def new_unfinished_work_seconds_metric(self, name: str) -> SettableGaugeMetric: ...
+
+    def new_longest_running_processor_seconds_metric(self, name: str) -> SettableGaugeMetric: ...
+
+    def new_retries_metric(self, name: str) -> CounterMetric: ...
+
+
+class _NoopMetric:
+    """Accepts every metric call and records nothing."""
+
+    def inc(self) -> None:
+        pass
+
+    def dec(self) -> None:
+        pass
+
+    def set(self, value: float) -> None:
+        pass
+
+    def observe(self, value: float) -> None:
+        pass
+
+
+_NOOP_METRIC = _NoopMetric()
+
+
+class NoopMetricsProvider:
+    """The default provider: queues built with it record no metrics at all."""
+
+    def new_depth_metric(self, name: str) -> GaugeMetric:
+        return _NOOP_METRIC
+
+    def new_adds_metric(self, name: str) -> CounterMetric:
+        return _NOOP_METRIC
+
+    def new_latency_metric(self, name: str) -> HistogramMetric:
+        return _NOOP_METRIC
+
+    def new_work_duration_metric(self, name: str) -> HistogramMetric:
+        return _NOOP_METRIC
+
+    def new_unfinished_work_seconds_metric(self, name: str) -> SettableGaugeMetric:
+        return _NOOP_METRIC
+
+    def new_longest_running_processor_seconds_metric(self, name: str) -> SettableGaugeMetric:
+        return _NOOP_METRIC
+
+    def new_retries_metric(self, name: str) -> CounterMetric:
+        return _NOOP_METRIC
+
+
+class _PrometheusCollectors:
+    """The seven labelled collectors registered once in one registry."""
+
+    def __init__(self, registry: prometheus_client.CollectorRegistry | None) -> None:
+        labels = ["name"]
+        self.depth = prometheus_client.Gauge(
+            "workqueue_depth",
+            "Current depth of the workqueue.",
+            labels,
+            registry=registry,
+        )
+        self.adds = prometheus_client.Counter(
+            "workqueue_adds_total",
+            "Total number of adds handled by the workqueue.",
+            labels,
+            registry=registry,
+        )
+        self.latency = prometheus_client.Histogram(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in the workqueue before being requested.",
+            labels,
+            registry=registry,
+            buckets=DURATION_BUCKETS,
+        )
+        self.work_duration = prometheus_client.Histogram(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from the workqueue takes.",
+            labels,
+            registry=registry,
+            buckets=DURATION_BUCKETS,
+        )
+        self.unfinished_work = prometheus_client.Gauge(
+            "workqueue_unfinished_work_seconds",
+            "Seconds of work in progress that work_duration has not observed yet. "
+            "Large values indicate stuck threads; the rate at which it grows is "
+            "the number of stuck threads.",
+            labels,
+            registry=registry,
+        )
+        self.longest_running = prometheus_client.Gauge(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds the longest running processor of the workqueue has been running.",
+            labels,
+            registry=registry,
+        )
+        self.retries = prometheus_client.Counter(
+            "workqueue_retries_total",
+            "Total number of retries handled by the workqueue.",
+            labels,
+            registry=registry,
+        )
+
+
+# Collectors are created once per registry and shared by every provider bound
+# to it, so that creating a second provider (or re-running set-up code) never
+# registers a name twice.
+_collectors_lock = threading.Lock()
+_collectors: weakref.WeakKeyDictionary[prometheus_client.CollectorRegistry, _PrometheusCollectors]
+_collectors = weakref.WeakKeyDictionary()
+
+
+def _collectors_for(registry: prometheus_client.CollectorRegistry) -> _PrometheusCollectors:
+    with _collectors_lock:
+        found = _collectors.get(registry)
+        if found is None:
+            found = _PrometheusCollectors(registry)
+            _collectors[registry] = found
+        return found
+
+
+class PrometheusMetricsProvider:
+    """Workqueue metrics in a prometheus-client registry, labelled ``name``.
+
+    Install it for every queue created afterwards with
+    ``set_global_metrics_provider(PrometheusMetricsProvider())``. The collectors
+    are registered in ``registry`` on first use of that registry and reused by
+    every later provider for the same registry, so constructing it twice is
+    safe. Registering workqueue metrics with the same names through some other
+    means into the same registry raises prometheus-client's duplicate error.
+    """
+
+    def __init__(
+        self, registry: prometheus_client.CollectorRegistry = prometheus_client.REGISTRY
+    ) -> None:
+        self.registry = registry
+        self._c = _collectors_for(registry)
+
+    def new_depth_metric(self, name: str) -> GaugeMetric:
+        child: GaugeMetric = self._c.depth.labels(name=name)
+        return child
+
+    def new_adds_metric(self, name: str) -> CounterMetric:
+        child: CounterMetric = self._c.adds.labels(name=name)
+        return child
+
+    def new_latency_metric(self, name: str) -> HistogramMetric:
+        child: HistogramMetric = self._c.latency.labels(name=name)
+        return child
+
+    def new_work_duration_metric(self, name: str) -> HistogramMetric:
+        child: HistogramMetric = self._c.work_duration.labels(name=name)
+        return child
+
+    def new_unfinished_work_seconds_metric(self, name: str) -> SettableGaugeMetric:
+        child: SettableGaugeMetric = self._c.unfinished_work.labels(name=name)
+        return child
+
+    def new_longest_running_processor_seconds_metric(self, name: str) -> SettableGaugeMetric:
+        child: SettableGaugeMetric = self._c.longest_running.labels(name=name)
+        return child
+
+    def new_retries_metric(self, name: str) -> CounterMetric:
+        child: CounterMetric = self._c.retries.labels(name=name)
+        return child
+
+
+_global_lock = threading.Lock()
+_global_provider: MetricsProvider = NoopMetricsProvider()
+
+
+def set_global_metrics_provider(provider: MetricsProvider) -> None:
+    """Use ``provider`` for every queue created from now on without an explicit one.
+
+    Queues that already exist are not affected. Typically called once at start-up:
+    ``set_global_metrics_provider(PrometheusMetricsProvider())``.
+    """
+    global _global_provider
+    with _global_lock:
+        _global_provider = provider
+
+
+def get_global_metrics_provider() -> MetricsProvider:
+    """The provider a queue created now without ``metrics_provider=`` would use."""
+    with _global_lock:
+        return _global_provider
+
+
+def resolve_provider(name: str, provider: MetricsProvider | None) -> MetricsProvider | None:
+    """The provider queue ``name`` records with, or None when it records nothing.
+
+    ``provider=None`` means the global provider at the time of the call. An
+    empty name or the no-op provider records nothing.
+    """
+    if not name:
+        return None
+    if provider is None:
+        provider = get_global_metrics_provider()
+    if isinstance(provider, NoopMetricsProvider):
+        return None
+    return provider
+
+
+class QueueMetrics:
+    """The per-queue recorder (client-go ``defaultQueueMetrics``).
+
+    Not thread-safe on its own: every method is called under the owning queue's
+    lock, which also guards ``_add_times`` and ``_processing_start_times``.
+    """
+
+    __slots__ = (
+        "_add_times",
+        "_adds",
+        "_clock",
+        "_depth",
+        "_latency",
+        "_longest_running",
+        "_processing_start_times",
+        "_unfinished_work",
+        "_work_duration",
+    )
+
+    def __init__(self, name: str, provider: MetricsProvider, clock: Clock) -> None:
+        self._clock = clock
+        self._depth = provider.new_depth_metric(name)
+        self._adds = provider.new_adds_metric(name)
+        self._latency = provider.new_latency_metric(name)
+        self._work_duration = provider.new_work_duration_metric(name)
+        self._unfinished_work = provider.new_unfinished_work_seconds_metric(name)
+        self._longest_running = provider.new_longest_running_processor_seconds_metric(name)
+        # item -> time of the first add since its last get
+        self._add_times: dict[Any, float] = {}
+        # item -> time it was handed out by get
+        self._processing_start_times: dict[Any, float] = {}
+
+    def add(self, item: Any) -> None:
+        self._adds.inc()
+        self._depth.inc()
+        if item not in self._add_times:
+            self._add_times[item] = self._clock.now()
+
+    def get(self, item: Any) -> None:
+        self._depth.dec()
+        now = self._clock.now()
+        self._processing_start_times[item] = now
+        started = self._add_times.pop(item, None)
+        if started is not None:
+            self._latency.observe(now - started)
+
+    def done(self, item: Any) -> None:
+        started = self._processing_start_times.pop(item, None)
+        if started is not None:
+            self._work_duration.observe(self._clock.now() - started)
+
+    def update_unfinished_work(self) -> None:
+        now = self._clock.now()
+        total = 0.0
+        oldest = 0.0
+        for started in self._processing_start_times.values():
+            age = now - started
+            total += age
+            if age > oldest:
+                oldest = age
+        self._unfinished_work.set(total)
+        self._longest_running.set(oldest)
