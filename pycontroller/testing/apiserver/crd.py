@@ -1,0 +1,538 @@
+"""CustomResourceDefinitions: validation, conversion to ``ResourceType``s, status.
+
+Pure functions used by the embedded API server's apiextensions.k8s.io/v1
+support:
+
+- ``validate_crd(crd)`` returns kube-style ``StatusCause``s for an invalid
+  CRD (the checks of apiextensions' ``ValidateCustomResourceDefinition`` that
+  matter in tests: names, group, scope, versions, one storage version,
+  structural schema basics, printer columns, list-type map keys).
+- ``crd_to_resource_types(crd)`` gives one ``ResourceType`` per *served*
+  version.
+- ``established_status(crd)`` is the status the apiextensions controllers
+  (naming + establishing) converge to: ``NamesAccepted`` and ``Established``
+  true, ``acceptedNames`` filled, ``storedVersions`` including the storage
+  version.
+
+Invariant: inputs are never mutated; every returned structure is fresh.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import field_path, go_value, validate_value
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["crd_to_resource_types", "established_status", "storage_version", "validate_crd"]
+
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_VERSION_NAME = _DNS1035_LABEL
+_PRINTER_COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+_SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+
+Cause = dict[str, Any]
+PathPart = str | int
+
+
+def _required(path: str, detail: str = "") -> Cause:
+    msg = "Required value" + (f": {detail}" if detail else "")
+    return {"reason": "FieldValueRequired", "message": msg, "field": path}
+
+
+def _invalid(path: str, value: Any, detail: str) -> Cause:
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {go_value(value)}: {detail}",
+        "field": path,
+    }
+
+
+def _unsupported(path: str, value: Any, supported: Sequence[str]) -> Cause:
+    quoted = ", ".join(json.dumps(s) for s in supported)
+    return {
+        "reason": "FieldValueNotSupported",
+        "message": f"Unsupported value: {go_value(value)}: supported values: {quoted}",
+        "field": path,
+    }
+
+
+def _duplicate(path: str, value: Any) -> Cause:
+    return {
+        "reason": "FieldValueDuplicate",
+        "message": f"Duplicate value: {go_value(value)}",
+        "field": path,
+    }
+
+
+def _forbidden(path: str, detail: str) -> Cause:
+    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": path}
+
+
+def _versions(crd: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = crd.get("spec") or {}
+    versions = spec.get("versions") or []
+    return [v for v in versions if isinstance(v, dict)]
+
+
+def storage_version(crd: dict[str, Any]) -> str | None:
+    """The name of the version marked ``storage: true`` (first if several)."""
+    for v in _versions(crd):
+        if v.get("storage"):
+            name = v.get("name")
+            return str(name) if name else None
+    return None
+
+
+def _names(crd: dict[str, Any]) -> dict[str, Any]:
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    return names if isinstance(names, dict) else {}
+
+
+# --------------------------------------------------------------------------
+# Conversion
+# --------------------------------------------------------------------------
+
+
+def crd_to_resource_types(crd: dict[str, Any]) -> list[ResourceType]:
+    """One ``ResourceType`` per served version of a (valid) CRD, in spec order.
+
+    ``schema`` is the version's ``schema.openAPIV3Schema`` (deep-copied so
+    later edits of ``crd`` cannot change a served type), ``printer_columns``
+    its ``additionalPrinterColumns``; ``extra`` carries ``storage``,
+    ``deprecated``/``deprecationWarning`` and the ``scale`` subresource.
+    """
+    spec = crd.get("spec") or {}
+    names = _names(crd)
+    kind = str(names.get("kind", ""))
+    plural = str(names.get("plural", ""))
+    singular = str(names.get("singular") or kind.lower())
+    crd_name = str((crd.get("metadata") or {}).get("name") or f"{plural}.{spec.get('group', '')}")
+    out: list[ResourceType] = []
+    for v in _versions(crd):
+        if not v.get("served"):
+            continue
+        subresources = v.get("subresources") or {}
+        schema = (v.get("schema") or {}).get("openAPIV3Schema")
+        extra: dict[str, Any] = {"storage": bool(v.get("storage"))}
+        if "scale" in subresources:
+            extra["scale"] = copy.deepcopy(subresources["scale"])
+        if v.get("deprecated"):
+            extra["deprecated"] = True
+            if v.get("deprecationWarning"):
+                extra["deprecationWarning"] = v["deprecationWarning"]
+        out.append(
+            ResourceType(
+                group=str(spec.get("group", "")),
+                version=str(v.get("name", "")),
+                kind=kind,
+                plural=plural,
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                singular=singular,
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                has_status="status" in subresources,
+                schema=copy.deepcopy(schema) if isinstance(schema, dict) else None,
+                printer_columns=tuple(
+                    copy.deepcopy(c) for c in (v.get("additionalPrinterColumns") or ())
+                ),
+                crd_name=crd_name,
+                name_rule="path",
+                extra=extra,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------
+# Status
+# --------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def accepted_names(crd: dict[str, Any]) -> dict[str, Any]:
+    """``spec.names`` with ``singular`` and ``listKind`` defaulted as kube does."""
+    names = copy.deepcopy(_names(crd))
+    kind = str(names.get("kind", ""))
+    names.setdefault("singular", kind.lower())
+    if not names.get("singular"):
+        names["singular"] = kind.lower()
+    if not names.get("listKind"):
+        names["listKind"] = f"{kind}List"
+    return names
+
+
+def established_status(crd: dict[str, Any]) -> dict[str, Any]:
+    """The converged status of an accepted CRD.
+
+    Keeps ``lastTransitionTime`` of conditions that were already true (so an
+    update does not look like a transition) and appends the current storage
+    version to the existing ``status.storedVersions``.
+    """
+    old_status = crd.get("status") or {}
+    old_conds = {
+        c.get("type"): c for c in (old_status.get("conditions") or []) if isinstance(c, dict)
+    }
+    now = _now()
+
+    def cond(ctype: str, reason: str, message: str) -> dict[str, Any]:
+        prev = old_conds.get(ctype)
+        ltt = prev.get("lastTransitionTime") if prev and prev.get("status") == "True" else None
+        return {
+            "type": ctype,
+            "status": "True",
+            "lastTransitionTime": ltt or now,
+            "reason": reason,
+            "message": message,
+        }
+
+    stored = [str(s) for s in (old_status.get("storedVersions") or [])]
+    sv = storage_version(crd)
+    if sv and sv not in stored:
+        stored.append(sv)
+    return {
+        "conditions": [
+            cond("NamesAccepted", "NoConflicts", "no conflicts found"),
+            cond("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+        ],
+        "acceptedNames": accepted_names(crd),
+        "storedVersions": stored,
+    }
+
+
+# --------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------
+
+
+def _schema_path(parts: Sequence[PathPart]) -> str:
+    """kube renders schema paths as ``...openAPIV3Schema.properties[spec].type``."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif p.startswith("["):
+            out += p
+        else:
+            out = f"{out}.{p}" if out else p
+    return out
+
+
+def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterator[Cause]:
+    """Structural-schema basics (apiextensions ``ValidateStructural``)."""
+    if not isinstance(s, dict):
+        yield _invalid(_schema_path(path), s, "must be an object")
+        return
+    t = s.get("type")
+    preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
+    int_or_string = bool(s.get("x-kubernetes-int-or-string"))
+    if root:
+        if not t:
+            yield _required(_schema_path([*path, "type"]), "must not be empty at the root")
+        elif t != "object":
+            yield _invalid(_schema_path([*path, "type"]), t, "must be object at the root")
+    elif not t and not preserve and not int_or_string:
+        yield _required(_schema_path([*path, "type"]), "must not be empty for specified fields")
+    if t and t not in _SCHEMA_TYPES:
+        yield _unsupported(_schema_path([*path, "type"]), t, _SCHEMA_TYPES)
+    if int_or_string and t:
+        yield _invalid(
+            _schema_path([*path, "type"]),
+            t,
+            "must be empty if x-kubernetes-int-or-string is true",
+        )
+    for forbidden in ("$ref", "uniqueItems"):
+        if s.get(forbidden):
+            yield _forbidden(_schema_path([*path, forbidden]), f"{forbidden} is forbidden")
+    props = s.get("properties")
+    addl = s.get("additionalProperties")
+    if props is not None and addl not in (None, False):
+        yield _forbidden(
+            _schema_path([*path, "additionalProperties"]),
+            "additionalProperties and properties are mutual exclusive",
+        )
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            yield from _validate_schema_node(prop, [*path, "properties", f"[{name}]"], root=False)
+    if isinstance(addl, dict):
+        yield from _validate_schema_node(addl, [*path, "additionalProperties"], root=False)
+    if t == "array":
+        items = s.get("items")
+        if items is None:
+            yield _required(_schema_path([*path, "items"]), "must be specified")
+        elif isinstance(items, dict):
+            yield from _validate_schema_node(items, [*path, "items"], root=False)
+        else:
+            yield _forbidden(_schema_path([*path, "items"]), "items must be a schema object")
+    list_type = s.get("x-kubernetes-list-type")
+    if list_type is not None:
+        lt_path = _schema_path([*path, "x-kubernetes-list-type"])
+        if list_type not in ("atomic", "set", "map"):
+            yield _unsupported(lt_path, list_type, ("atomic", "set", "map"))
+        elif t != "array":
+            yield _invalid(lt_path, list_type, "must only be used if type is array")
+    if list_type == "map":
+        keys = s.get("x-kubernetes-list-map-keys")
+        items = s.get("items") if isinstance(s.get("items"), dict) else {}
+        assert isinstance(items, dict)
+        keys_path = _schema_path([*path, "x-kubernetes-list-map-keys"])
+        if not keys:
+            yield _required(keys_path, "must not be empty if x-kubernetes-list-type is map")
+        else:
+            if items.get("type") != "object":
+                yield _invalid(
+                    _schema_path([*path, "items", "type"]),
+                    items.get("type", ""),
+                    "must be object if parent array's x-kubernetes-list-type is map",
+                )
+            item_props = items.get("properties") or {}
+            required = items.get("required") or []
+            for k in keys:
+                if k not in item_props:
+                    yield _invalid(keys_path, keys, "entries must all be names of item properties")
+                    break
+                if k not in required and "default" not in item_props[k]:
+                    yield _invalid(
+                        keys_path,
+                        keys,
+                        "all map keys must be required or have a default value",
+                    )
+                    break
+    elif s.get("x-kubernetes-list-map-keys") is not None:
+        yield _forbidden(
+            _schema_path([*path, "x-kubernetes-list-map-keys"]),
+            "must only be used if x-kubernetes-list-type is map",
+        )
+    # A default must itself validate (kube also requires it to be pruned).
+    if "default" in s and not root:
+        default = s["default"]
+        if default is not None or s.get("nullable"):
+            bad = validate_value(s, default)
+            if bad:
+                yield _invalid(
+                    _schema_path([*path, "default"]),
+                    default,
+                    "; ".join(f"{c['field'] or '<root>'}: {c['message']}" for c in bad),
+                )
+
+
+def _validate_names(crd: dict[str, Any], causes: list[Cause]) -> None:
+    names = _names(crd)
+    base = "spec.names"
+    plural = names.get("plural")
+    if not plural:
+        causes.append(_required(f"{base}.plural"))
+    elif not isinstance(plural, str) or not _DNS1035_LABEL.match(plural):
+        causes.append(
+            _invalid(
+                f"{base}.plural",
+                plural,
+                "a lowercase RFC 1123 label must "
+                "consist of lower case alphanumeric characters or '-'",
+            )
+        )
+    kind = names.get("kind")
+    if not kind:
+        causes.append(_required(f"{base}.kind"))
+    elif not isinstance(kind, str) or not re.match(r"^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$", kind):
+        causes.append(
+            _invalid(
+                f"{base}.kind",
+                kind,
+                "may have mixed case, but should " "otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
+            )
+        )
+    singular = names.get("singular")
+    if singular and (not isinstance(singular, str) or not _DNS1035_LABEL.match(singular)):
+        causes.append(
+            _invalid(
+                f"{base}.singular",
+                singular,
+                "a lowercase RFC 1123 label must "
+                "consist of lower case alphanumeric characters or '-'",
+            )
+        )
+    list_kind = names.get("listKind")
+    if list_kind and kind and list_kind == kind:
+        causes.append(
+            _invalid(f"{base}.listKind", list_kind, "kind and listKind may not be " "the same")
+        )
+    for field in ("shortNames", "categories"):
+        values = names.get(field) or []
+        if not isinstance(values, list):
+            causes.append(_invalid(f"{base}.{field}", values, "must be a list of strings"))
+            continue
+        seen: set[str] = set()
+        for i, v in enumerate(values):
+            if not isinstance(v, str) or not _DNS1035_LABEL.match(v):
+                causes.append(
+                    _invalid(f"{base}.{field}[{i}]", v, "must be a lowercase RFC " "1123 label")
+                )
+            elif v in seen:
+                causes.append(_duplicate(f"{base}.{field}[{i}]", v))
+            seen.add(v)
+
+
+def _validate_printer_columns(columns: Any, base: str, causes: list[Cause]) -> None:
+    if not isinstance(columns, list):
+        causes.append(_invalid(base, columns, "must be a list"))
+        return
+    seen: set[str] = set()
+    for i, col in enumerate(columns):
+        p = f"{base}[{i}]"
+        if not isinstance(col, dict):
+            causes.append(_invalid(p, col, "must be an object"))
+            continue
+        name = col.get("name")
+        if not name:
+            causes.append(_required(f"{p}.name"))
+        elif name in seen:
+            causes.append(_duplicate(f"{p}.name", name))
+        else:
+            seen.add(name)
+        ctype = col.get("type")
+        if not ctype:
+            causes.append(_required(f"{p}.type"))
+        elif ctype not in _PRINTER_COLUMN_TYPES:
+            causes.append(_unsupported(f"{p}.type", ctype, _PRINTER_COLUMN_TYPES))
+        jp = col.get("jsonPath")
+        if not jp:
+            causes.append(_required(f"{p}.jsonPath"))
+        elif not isinstance(jp, str) or not jp.startswith("."):
+            causes.append(
+                _invalid(f"{p}.jsonPath", jp, "must be a simple json path starting " "with .")
+            )
+
+
+def validate_crd(crd: dict[str, Any]) -> list[Cause]:
+    """Validate an apiextensions.k8s.io/v1 CRD; ``[]`` means valid.
+
+    Causes carry kube's reasons (``FieldValueRequired``, ``FieldValueInvalid``,
+    ``FieldValueNotSupported``, ``FieldValueDuplicate``, ``FieldValueForbidden``)
+    and field paths (``spec.versions[0].schema.openAPIV3Schema.type``).
+    """
+    causes: list[Cause] = []
+    meta = crd.get("metadata") or {}
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return [_required("spec")]
+    group = spec.get("group")
+    names = _names(crd)
+    if not group:
+        causes.append(_required("spec.group"))
+    elif not isinstance(group, str) or not _DNS1123_SUBDOMAIN.match(group) or len(group) > 253:
+        causes.append(
+            _invalid(
+                "spec.group",
+                group,
+                "a lowercase RFC 1123 subdomain must "
+                "consist of lower case alphanumeric characters, '-' or '.'",
+            )
+        )
+    elif "." not in group:
+        causes.append(_invalid("spec.group", group, "should be a domain with at least one dot"))
+    name = meta.get("name")
+    plural = names.get("plural")
+    if not name:
+        causes.append(_required("metadata.name", "name or generateName is required"))
+    elif plural and group and name != f"{plural}.{group}":
+        causes.append(_invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
+    if not names:
+        causes.append(_required("spec.names"))
+    else:
+        _validate_names(crd, causes)
+    scope = spec.get("scope")
+    if not scope:
+        causes.append(_required("spec.scope"))
+    elif scope not in ("Cluster", "Namespaced"):
+        causes.append(_unsupported("spec.scope", scope, ("Cluster", "Namespaced")))
+
+    versions = spec.get("versions")
+    if not isinstance(versions, list) or not versions:
+        causes.append(
+            _required("spec.versions", "must have exactly one version marked as " "storage version")
+        )
+        return causes
+    storage_count = 0
+    served_any = False
+    seen_versions: set[str] = set()
+    for i, v in enumerate(versions):
+        base = f"spec.versions[{i}]"
+        if not isinstance(v, dict):
+            causes.append(_invalid(base, v, "must be an object"))
+            continue
+        vname = v.get("name")
+        if not vname:
+            causes.append(_required(f"{base}.name"))
+        elif not isinstance(vname, str) or not _VERSION_NAME.match(vname):
+            causes.append(
+                _invalid(
+                    f"{base}.name",
+                    vname,
+                    "a DNS-1035 label must consist of " "lower case alphanumeric characters or '-'",
+                )
+            )
+        elif vname in seen_versions:
+            causes.append(_duplicate(f"{base}.name", vname))
+        else:
+            seen_versions.add(vname)
+        if v.get("storage"):
+            storage_count += 1
+        if v.get("served"):
+            served_any = True
+        for flag in ("served", "storage"):
+            if flag in v and not isinstance(v[flag], bool):
+                causes.append(_invalid(f"{base}.{flag}", v[flag], "must be a boolean"))
+        schema_wrapper = v.get("schema")
+        schema = schema_wrapper.get("openAPIV3Schema") if isinstance(schema_wrapper, dict) else None
+        schema_base: list[PathPart] = [f"{base}.schema.openAPIV3Schema"]
+        if schema is None:
+            causes.append(_required(field_path(schema_base), "schemas are required"))
+        else:
+            causes.extend(_validate_schema_node(schema, schema_base, root=True))
+        subresources = v.get("subresources") or {}
+        if not isinstance(subresources, dict):
+            causes.append(_invalid(f"{base}.subresources", subresources, "must be an object"))
+        else:
+            scale = subresources.get("scale")
+            if scale is not None:
+                if not isinstance(scale, dict) or not scale.get("specReplicasPath"):
+                    causes.append(_required(f"{base}.subresources.scale.specReplicasPath"))
+                if not isinstance(scale, dict) or not scale.get("statusReplicasPath"):
+                    causes.append(_required(f"{base}.subresources.scale.statusReplicasPath"))
+        if "additionalPrinterColumns" in v:
+            _validate_printer_columns(
+                v["additionalPrinterColumns"], f"{base}.additionalPrinterColumns", causes
+            )
+    if storage_count != 1:
+        causes.append(
+            _invalid(
+                "spec.versions",
+                [v.get("name") for v in _versions(crd)],
+                "must have exactly one version marked as storage version",
+            )
+        )
+    if not served_any:
+        causes.append(
+            _invalid(
+                "spec.versions",
+                [v.get("name") for v in _versions(crd)],
+                "must have at least one version marked as served",
+            )
+        )
+    return causes

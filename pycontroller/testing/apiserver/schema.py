@@ -1,0 +1,748 @@
+"""Structural-schema handling for custom objects: pruning, defaulting, validation.
+
+This mirrors what apiextensions-apiserver does to a custom object before it is
+stored, in the same order:
+
+1. **Pruning** (``structuralpruning``): fields not specified by the schema are
+   dropped, except where ``x-kubernetes-preserve-unknown-fields: true`` says
+   to keep them (only at that level: specified properties below it are still
+   pruned), under ``additionalProperties``, and ``apiVersion``/``kind``/
+   ``metadata`` at the root and in ``x-kubernetes-embedded-resource`` objects.
+   ``null`` values of non-nullable properties are dropped unless the property
+   has a default (then the default replaces the null).
+2. **Defaulting** (``structuraldefaulting``): a missing property with a
+   ``default`` gets a deep copy of it; defaulting recurses into present and
+   freshly defaulted values, array items and ``additionalProperties`` values.
+3. **Validation** with the ``jsonschema`` package against the OpenAPI v3
+   schema (converted to draft 4, where OpenAPI 3.0's boolean
+   ``exclusiveMinimum`` lives), then ``x-kubernetes-list-type`` set/map
+   uniqueness and embedded-resource ``apiVersion``/``kind`` presence.
+
+Errors are returned as Kubernetes ``StatusCause`` dicts
+(``{"reason", "message", "field"}``) whose ``field`` uses kube's path form
+(``spec.ports[0].port``) and whose ``message`` is the field error body exactly
+as ``k8s.io/apimachinery/pkg/util/validation/field`` renders it, e.g.
+``Invalid value: 0: spec.ports[0].port in body should be greater than or
+equal to 1``. CEL rules (``x-kubernetes-validations``) are not evaluated.
+
+Invariant: the schemas handed in (``ResourceType.schema``) are never mutated;
+converted validators are cached per schema object.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import datetime
+import ipaddress
+import json
+import logging
+import math
+import re
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, cast
+
+import jsonschema
+import jsonschema.validators
+
+from pycontroller.testing.apiserver.resource_types import ResourceType
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "apply_defaults",
+    "prune",
+    "unknown_fields",
+    "validate_custom_object",
+    "validate_value",
+]
+
+Schema = dict[str, Any]
+PathPart = str | int
+
+# Fields that always survive pruning at the root and in embedded resources.
+_ROOT_KEEP = ("apiVersion", "kind", "metadata")
+
+_PRESERVE = "x-kubernetes-preserve-unknown-fields"
+_EMBEDDED = "x-kubernetes-embedded-resource"
+_INT_OR_STRING = "x-kubernetes-int-or-string"
+_LIST_TYPE = "x-kubernetes-list-type"
+_LIST_MAP_KEYS = "x-kubernetes-list-map-keys"
+# Private keyword carried into converted schemas so type errors can name the
+# schema's own type(s) (without the "null" that `nullable` adds).
+_KUBE_TYPE = "x-pycontroller-type"
+
+
+# --------------------------------------------------------------------------
+# Paths and Go-style value rendering
+# --------------------------------------------------------------------------
+
+
+def field_path(parts: Sequence[PathPart]) -> str:
+    """Render a path as kube's ``field.Path`` does: ``spec.ports[0].port``."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out = f"{out}.{p}" if out else p
+    return out
+
+
+def _go_float(v: float) -> str:
+    """Format like Go's ``%v`` for float64 (strconv 'g', shortest, eprec 6)."""
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if math.isnan(v):
+        return "NaN"
+    if v == 0:
+        return "0"
+    r = repr(v)  # shortest round-trip digits
+    mantissa, _, exp_s = r.partition("e")
+    exp_from_repr = int(exp_s) if exp_s else 0
+    neg = mantissa.startswith("-")
+    mantissa = mantissa.lstrip("-")
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    if frac_part == "0":
+        frac_part = ""
+    # decimal exponent of the first significant digit
+    stripped_int = int_part.lstrip("0")
+    if stripped_int:
+        exp = len(stripped_int) - 1 + exp_from_repr
+    else:
+        exp = -(len(frac_part) - len(frac_part.lstrip("0"))) - 1 + exp_from_repr
+    digits = digits.rstrip("0") or "0"
+    sign = "-" if neg else ""
+    if exp < -4 or exp >= 6:
+        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{m}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp >= 0:
+        if len(digits) <= exp + 1:
+            return sign + digits + "0" * (exp + 1 - len(digits))
+        return sign + digits[: exp + 1] + "." + digits[exp + 1 :]
+    return sign + "0." + "0" * (-exp - 1) + digits
+
+
+def _go_quote(s: str) -> str:
+    """Go's ``%q`` (close enough: JSON string escaping, UTF-8 kept)."""
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _go_sharp_v(v: Any) -> str:
+    """Go's ``%#v`` of a decoded-JSON value inside ``interface{}``."""
+    if v is None:
+        return "interface {}(nil)"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _go_float(v)
+    if isinstance(v, str):
+        return _go_quote(v)
+    if isinstance(v, dict):
+        inner = ", ".join(f"{_go_quote(str(k))}:{_go_sharp_v(v[k])}" for k in sorted(v))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(v, list):
+        return "[]interface {}{" + ", ".join(_go_sharp_v(x) for x in v) + "}"
+    return repr(v)
+
+
+def go_value(v: Any) -> str:
+    """Render a bad value as ``field.Error.ErrorBody`` does."""
+    if v is None:
+        return '"null"'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _go_float(v)
+    if isinstance(v, str):
+        return _go_quote(v)
+    return _go_sharp_v(v)
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, float):
+        return _go_float(v)
+    return str(v)
+
+
+def _cause(reason: str, message: str, path: Sequence[PathPart]) -> dict[str, Any]:
+    return {"reason": reason, "message": message, "field": field_path(path)}
+
+
+def _invalid(path: Sequence[PathPart], value: Any, detail: str) -> dict[str, Any]:
+    return _cause("FieldValueInvalid", f"Invalid value: {go_value(value)}: {detail}", path)
+
+
+def _json_type_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+# --------------------------------------------------------------------------
+# Pruning
+# --------------------------------------------------------------------------
+
+
+def _is_object_schema(s: Schema) -> bool:
+    return s.get("type") == "object" or "properties" in s or "additionalProperties" in s
+
+
+def _prune_object(
+    obj: dict[str, Any],
+    s: Schema,
+    path: list[PathPart],
+    dropped: list[str],
+    *,
+    root: bool,
+    mutate: bool,
+) -> None:
+    props: dict[str, Schema] = s.get("properties") or {}
+    addl = s.get("additionalProperties")
+    preserve = bool(s.get(_PRESERVE))
+    embedded = bool(s.get(_EMBEDDED))
+    keep_always = _ROOT_KEEP if (root or embedded) else ()
+    for key in list(obj):
+        value = obj[key]
+        sub_path = [*path, key]
+        if key in props:
+            prop = props[key]
+            if value is None and not prop.get("nullable") and "default" not in prop:
+                # kube: non-nullable nulls without a default are pruned.
+                if mutate:
+                    del obj[key]
+                continue
+            _prune_value(value, prop, sub_path, dropped, mutate=mutate)
+        elif key in keep_always:
+            continue
+        elif isinstance(addl, dict):
+            _prune_value(value, addl, sub_path, dropped, mutate=mutate)
+        elif addl is True or preserve:
+            continue
+        else:
+            dropped.append("." + field_path(sub_path))
+            if mutate:
+                del obj[key]
+
+
+def _prune_value(
+    value: Any, s: Schema, path: list[PathPart], dropped: list[str], *, mutate: bool
+) -> None:
+    if isinstance(value, dict):
+        if _is_object_schema(s) or s.get(_EMBEDDED):
+            _prune_object(value, s, path, dropped, root=False, mutate=mutate)
+        elif not s.get(_PRESERVE) and not s.get(_INT_OR_STRING) and s.get("type"):
+            # A non-object type holding an object: validation reports it.
+            return
+    elif isinstance(value, list):
+        items = s.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                _prune_value(item, items, [*path, i], dropped, mutate=mutate)
+
+
+def prune(schema: Schema, obj: dict[str, Any]) -> list[str]:
+    """Drop fields the schema does not specify from ``obj`` (in place).
+
+    Returns the dropped paths (``.spec.foo``). ``apiVersion``, ``kind`` and
+    ``metadata`` are always kept at the root.
+    """
+    dropped: list[str] = []
+    _prune_object(obj, schema, [], dropped, root=True, mutate=True)
+    return dropped
+
+
+def unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
+    """Paths (``.spec.foo``, ``.spec.ports[0].bar``) that pruning would drop.
+
+    Does not mutate ``obj``. Returns ``[]`` for resources without a schema.
+    Used for ``fieldValidation=Strict`` (reject) and ``Warn`` (warning header).
+    """
+    if rt.schema is None:
+        return []
+    dropped: list[str] = []
+    _prune_object(obj, rt.schema, [], dropped, root=True, mutate=False)
+    return dropped
+
+
+# --------------------------------------------------------------------------
+# Defaulting
+# --------------------------------------------------------------------------
+
+
+def _default_value(value: Any, s: Schema) -> None:
+    if isinstance(value, dict):
+        props: dict[str, Schema] = s.get("properties") or {}
+        for key, prop in props.items():
+            if "default" in prop and (
+                key not in value or (value[key] is None and not prop.get("nullable"))
+            ):
+                value[key] = copy.deepcopy(prop["default"])
+            if key in value:
+                _default_value(value[key], prop)
+        addl = s.get("additionalProperties")
+        if isinstance(addl, dict):
+            for key, v in value.items():
+                if key not in props:
+                    _default_value(v, addl)
+    elif isinstance(value, list):
+        items = s.get("items")
+        if isinstance(items, dict):
+            for item in value:
+                _default_value(item, items)
+
+
+def apply_defaults(schema: Schema, obj: dict[str, Any]) -> None:
+    """Apply schema ``default``s to ``obj`` in place (apiextensions semantics).
+
+    The root's ``apiVersion``/``kind``/``metadata`` are never defaulted.
+    """
+    props: dict[str, Schema] = schema.get("properties") or {}
+    for key, prop in props.items():
+        if key in _ROOT_KEEP:
+            continue
+        if "default" in prop and (
+            key not in obj or (obj[key] is None and not prop.get("nullable"))
+        ):
+            obj[key] = copy.deepcopy(prop["default"])
+        if key in obj:
+            _default_value(obj[key], prop)
+    addl = schema.get("additionalProperties")
+    if isinstance(addl, dict):
+        for key, v in obj.items():
+            if key not in props and key not in _ROOT_KEEP:
+                _default_value(v, addl)
+
+
+# --------------------------------------------------------------------------
+# Conversion to a draft-4 JSON Schema for the jsonschema package
+# --------------------------------------------------------------------------
+
+_SCHEMA_MAP_KEYS = ("properties", "patternProperties", "definitions")
+_SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf")
+_DROP_KEYS = frozenset(
+    {
+        "default",
+        "example",
+        "description",
+        "title",
+        "externalDocs",
+        "nullable",
+        "id",
+        "$schema",
+        "$ref",
+        _PRESERVE,
+        _EMBEDDED,
+        _INT_OR_STRING,
+        _LIST_TYPE,
+        _LIST_MAP_KEYS,
+        "x-kubernetes-map-type",
+        "x-kubernetes-validations",
+    }
+)
+
+
+def _convert(s: Schema) -> Schema:
+    out: Schema = {}
+    for key, value in s.items():
+        if key in _DROP_KEYS:
+            continue
+        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+            out[key] = {n: _convert(p) for n, p in value.items()}
+        elif key in ("additionalProperties", "additionalItems"):
+            out[key] = _convert(value) if isinstance(value, dict) else value
+        elif key == "items":
+            if isinstance(value, dict):
+                out[key] = _convert(value)
+            elif isinstance(value, list):
+                out[key] = [_convert(x) for x in value]
+        elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
+            out[key] = [_convert(x) for x in value]
+        elif key == "not" and isinstance(value, dict):
+            out[key] = _convert(value)
+        elif key == "required":
+            if value:
+                out[key] = list(value)
+        elif key == "type":
+            continue  # handled below
+        else:
+            out[key] = value
+    types: list[str] = []
+    if s.get(_INT_OR_STRING):
+        types = ["integer", "string"]
+    elif isinstance(s.get("type"), str) and s["type"]:
+        types = [s["type"]]
+    if types:
+        out[_KUBE_TYPE] = ",".join(types)
+        out["type"] = [*types, "null"] if s.get("nullable") else types
+    if s.get("nullable") and "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    # go-openapi accepts float64 values that are whole numbers as integers.
+    if isinstance(instance, bool):
+        return False
+    if isinstance(instance, int):
+        return True
+    return isinstance(instance, float) and instance.is_integer()
+
+
+_TYPE_CHECKER = jsonschema.Draft4Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+_Validator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft4Validator, type_checker=_TYPE_CHECKER
+)
+
+_FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
+
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}([0-9A-Fa-f]{2})$")
+_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d|w))+$|^0$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$")
+
+
+_FormatFn = Callable[[object], bool]
+
+
+def _format(name: str) -> Callable[[_FormatFn], _FormatFn]:
+    def register(fn: _FormatFn) -> _FormatFn:
+        _FORMAT_CHECKER.checks(name)(fn)
+        return fn
+
+    return register
+
+
+@_format("date-time")
+@_format("datetime")
+def _check_date_time(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    if not _DATE_TIME.match(v):
+        return False
+    try:
+        datetime.datetime.fromisoformat(v.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+@_format("date")
+def _check_date(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    try:
+        datetime.date.fromisoformat(v)
+    except ValueError:
+        return False
+    return len(v) == 10
+
+
+@_format("byte")
+def _check_byte(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    try:
+        base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+@_format("uuid")
+def _check_uuid(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    try:
+        uuid.UUID(v)
+    except ValueError:
+        return False
+    return True
+
+
+@_format("ipv4")
+def _check_ipv4(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    try:
+        ipaddress.IPv4Address(v)
+    except ValueError:
+        return False
+    return True
+
+
+@_format("ipv6")
+def _check_ipv6(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    try:
+        ipaddress.IPv6Address(v)
+    except ValueError:
+        return False
+    return True
+
+
+@_format("cidr")
+def _check_cidr(v: object) -> bool:
+    if not isinstance(v, str):
+        return True
+    try:
+        ipaddress.ip_network(v, strict=False)
+    except ValueError:
+        return False
+    return "/" in v
+
+
+@_format("mac")
+def _check_mac(v: object) -> bool:
+    return not isinstance(v, str) or bool(_MAC.match(v))
+
+
+@_format("hostname")
+def _check_hostname(v: object) -> bool:
+    return not isinstance(v, str) or (len(v) <= 253 and bool(_DNS1123_SUBDOMAIN.match(v)))
+
+
+@_format("email")
+def _check_email(v: object) -> bool:
+    return not isinstance(v, str) or bool(_EMAIL.match(v))
+
+
+@_format("duration")
+def _check_duration(v: object) -> bool:
+    return not isinstance(v, str) or bool(_DURATION.match(v))
+
+
+class _Compiled:
+    """A converted schema and its validator; holds ``source`` so ``id()`` stays unique."""
+
+    __slots__ = ("source", "validator")
+
+    def __init__(self, source: Schema) -> None:
+        self.source = source
+        self.validator = _Validator(_convert(source), format_checker=_FORMAT_CHECKER)
+
+
+_CACHE_SIZE = 256
+_cache: OrderedDict[int, _Compiled] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _compiled(schema: Schema) -> _Compiled:
+    key = id(schema)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit.source is schema:
+            _cache.move_to_end(key)
+            return hit
+    compiled = _Compiled(schema)
+    with _cache_lock:
+        _cache[key] = compiled
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
+
+
+# --------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------
+
+
+def _error_causes(err: jsonschema.ValidationError) -> Iterator[dict[str, Any]]:
+    path: list[PathPart] = list(err.absolute_path)
+    p = field_path(path)
+    kw = err.validator
+    value: Any = cast(Any, err.validator_value)
+    inst: Any = cast(Any, err.instance)
+    sch: Schema = err.schema if isinstance(err.schema, dict) else {}
+    if kw == "required":
+        assert isinstance(inst, dict)
+        for name in value:
+            if name not in inst:
+                yield _cause("FieldValueRequired", "Required value", [*path, name])
+        return
+    if kw == "type":
+        want = sch.get(_KUBE_TYPE) or (value if isinstance(value, str) else ",".join(value))
+        got = _json_type_name(inst)
+        msg = (
+            f"Invalid value: {_go_quote(got)}: {p} in body must be of type {want}: {_go_quote(got)}"
+        )
+        yield _cause("FieldValueTypeInvalid", msg, path)
+        return
+    if kw == "format":
+        msg = f"{p} in body must be of type {value}: {_go_quote(str(inst))}"
+        yield _cause("FieldValueTypeInvalid", f"Invalid value: {go_value(inst)}: {msg}", path)
+        return
+    if kw == "enum":
+        allowed = [v if isinstance(v, str) else json.dumps(v) for v in value if v is not None]
+        detail = ", ".join(_go_quote(v) for v in allowed)
+        msg = f"Unsupported value: {go_value(inst)}: supported values: {detail}"
+        yield _cause("FieldValueNotSupported", msg, path)
+        return
+    if kw == "maxLength":
+        yield _cause("FieldValueTooLong", f"Too long: may not be longer than {value}", path)
+        return
+    if kw in ("maxItems", "maxProperties"):
+        msg = f"Too many: {len(inst)}: must have at most {value} items"
+        yield _cause("FieldValueTooMany", msg, path)
+        return
+    if kw == "minimum":
+        op = "greater than" if sch.get("exclusiveMinimum") else "greater than or equal to"
+        detail = f"{p} in body should be {op} {_num(value)}"
+    elif kw == "maximum":
+        op = "less than" if sch.get("exclusiveMaximum") else "less than or equal to"
+        detail = f"{p} in body should be {op} {_num(value)}"
+    elif kw == "minLength":
+        detail = f"{p} in body should be at least {value} chars long"
+    elif kw == "pattern":
+        detail = f"{p} in body should match '{value}'"
+    elif kw == "minItems":
+        detail = f"{p} in body should have at least {value} items"
+    elif kw == "minProperties":
+        detail = f"{p} in body should have at least {value} properties"
+    elif kw == "multipleOf":
+        detail = f"{p} in body should be a multiple of {_num(value)}"
+    elif kw == "uniqueItems":
+        detail = f"{p} in body shouldn't contain duplicates"
+    elif kw == "anyOf":
+        detail = f"{p} in body must validate at least one schema (anyOf)"
+    elif kw == "oneOf":
+        detail = f"{p} in body must validate one and only one schema (oneOf)"
+    elif kw == "allOf":
+        detail = f"{p} in body must validate all the schemas (allOf)"
+    elif kw == "not":
+        detail = f"{p} in body must not validate the schema (not)"
+    elif kw == "additionalProperties":
+        detail = f"{p} in body is a forbidden property"
+    else:
+        detail = f"{p} in body {err.message}"
+    yield _invalid(path, inst, detail)
+
+
+def _list_type_causes(value: Any, s: Schema, path: list[PathPart]) -> Iterator[dict[str, Any]]:
+    """``x-kubernetes-list-type`` set/map uniqueness, embedded apiVersion/kind."""
+    if isinstance(value, dict):
+        if s.get(_EMBEDDED):
+            for key in ("apiVersion", "kind"):
+                if not value.get(key):
+                    msg = "Required value: must not be empty"
+                    yield _cause("FieldValueRequired", msg, [*path, key])
+        props: dict[str, Schema] = s.get("properties") or {}
+        addl = s.get("additionalProperties")
+        for key, v in value.items():
+            if key in props:
+                yield from _list_type_causes(v, props[key], [*path, key])
+            elif isinstance(addl, dict):
+                yield from _list_type_causes(v, addl, [*path, key])
+    elif isinstance(value, list):
+        list_type = s.get(_LIST_TYPE)
+        if list_type == "set":
+            seen: list[Any] = []
+            for i, item in enumerate(value):
+                if item in seen:
+                    yield _cause(
+                        "FieldValueDuplicate", f"Duplicate value: {go_value(item)}", [*path, i]
+                    )
+                else:
+                    seen.append(item)
+        elif list_type == "map":
+            keys: list[str] = list(s.get(_LIST_MAP_KEYS) or [])
+            seen_keys: list[dict[str, Any]] = []
+            for i, item in enumerate(value):
+                if not isinstance(item, dict):
+                    continue
+                km = {k: item[k] for k in keys if k in item}
+                if km in seen_keys:
+                    msg = f"Duplicate value: {_go_sharp_v(km)}"
+                    yield _cause("FieldValueDuplicate", msg, [*path, i])
+                else:
+                    seen_keys.append(km)
+        items = s.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                yield from _list_type_causes(item, items, [*path, i])
+
+
+_MISSING = object()
+
+
+def _lookup(obj: Any, path: Sequence[PathPart]) -> Any:
+    cur = obj
+    for p in path:
+        if isinstance(p, int):
+            if not isinstance(cur, list) or p >= len(cur):
+                return _MISSING
+            cur = cur[p]
+        else:
+            if not isinstance(cur, dict) or p not in cur:
+                return _MISSING
+            cur = cur[p]
+    return cur
+
+
+def validate_value(schema: Schema, obj: Any, *, old: Any = None) -> list[dict[str, Any]]:
+    """Validate ``obj`` against ``schema`` without pruning or defaulting.
+
+    With ``old`` (an update), errors on values that are unchanged from ``old``
+    are dropped, as CRD validation ratcheting (on by default since 1.30) does;
+    ``Required`` and ``Duplicate`` errors are never ratcheted.
+    """
+    validator = _compiled(schema).validator
+    causes: list[dict[str, Any]] = []
+    for err in sorted(validator.iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path]):
+        path = list(err.absolute_path)
+        if (
+            old is not None
+            and err.validator != "required"
+            and _lookup(old, path) is not _MISSING
+            and _lookup(old, path) == _lookup(obj, path)
+        ):
+            continue
+        causes.extend(_error_causes(err))
+    causes.extend(_list_type_causes(obj, schema, []))
+    return causes
+
+
+def validate_custom_object(
+    rt: ResourceType, obj: dict[str, Any], *, old: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Prune, default and validate a custom object in place; return causes.
+
+    ``obj`` is mutated: unknown fields are dropped and defaults applied, so
+    that what is stored is what kube would store. The whole object (spec and
+    status) is validated; an empty list means valid. A resource without a
+    schema (built-ins) is left alone and always valid.
+    """
+    schema = rt.schema
+    if schema is None:
+        return []
+    _prune_object(obj, schema, [], [], root=True, mutate=True)
+    apply_defaults(schema, obj)
+    # Defaults are pruned already in a valid CRD; prune again so a default
+    # carrying unknown fields cannot leak them into storage.
+    _prune_object(obj, schema, [], [], root=True, mutate=True)
+    return validate_value(schema, obj, old=old)
