@@ -238,7 +238,9 @@ def test_failing_index_func_leaves_store_consistent() -> None:
 
 
 def test_concurrent_writers_keep_indices_exact() -> None:
-    store = Indexer(indexers={"app": label_index("app"), NAMESPACE_INDEX: meta_namespace_index_func})
+    store = Indexer(
+        indexers={"app": label_index("app"), NAMESPACE_INDEX: meta_namespace_index_func}
+    )
     apps = ["a", "b", "c"]
 
     def writer(worker: int) -> None:

@@ -1,0 +1,737 @@
+"""DeltaFIFO behaviour, ported from client-go release-1.32 delta_fifo_test.go."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pycontroller.cache import (
+    ClosedError,
+    DeletedFinalStateUnknown,
+    Delta,
+    DeltaFIFO,
+    Deltas,
+    DeltaType,
+    Indexer,
+    KeyFuncError,
+    RequeueError,
+)
+
+ADDED, UPDATED, DELETED = DeltaType.ADDED, DeltaType.UPDATED, DeltaType.DELETED
+REPLACED, SYNC = DeltaType.REPLACED, DeltaType.SYNC
+DFSU = DeletedFinalStateUnknown
+
+
+def o(name: str, val: int = 0) -> dict[str, Any]:
+    """A test object keyed by its name (client-go's testFifoObject)."""
+    return {"name": name, "val": val}
+
+
+def key(obj: Any) -> str:
+    return str(obj["name"])
+
+
+def known(*objs: dict[str, Any]) -> Indexer:
+    store = Indexer(key_func=key)
+    for obj in objs:
+        store.add(obj)
+    return store
+
+
+def noop(deltas: Deltas, is_in_initial_list: bool) -> None:
+    pass
+
+
+def pop(fifo: DeltaFIFO) -> Deltas:
+    return fifo.pop(noop, timeout=5)
+
+
+def newest_val(deltas: Deltas) -> Any:
+    obj = deltas[-1].object
+    return obj.obj["val"] if isinstance(obj, DFSU) else obj["val"]
+
+
+def assert_empty(fifo: DeltaFIFO) -> None:
+    assert fifo.list_keys() == []
+    with pytest.raises(TimeoutError):
+        fifo.pop(noop, timeout=0.01)
+
+
+def test_delta_types_and_delta() -> None:
+    assert [t.value for t in DeltaType] == ["Added", "Updated", "Deleted", "Replaced", "Sync"]
+    assert DeltaType.ADDED == "Added" and isinstance(DeltaType.SYNC, str)
+    d = Delta(DeltaType.ADDED, {"x": 1})
+    assert d.type is DeltaType.ADDED and d.object == {"x": 1}
+    assert d == Delta(ADDED, {"x": 1})
+
+
+def test_basic_two_producers_in_order() -> None:
+    """Each producer's values come out in increasing order; nothing is lost."""
+    fifo = DeltaFIFO(key_func=key)
+    n = 500
+
+    def producer(prefix: str) -> None:
+        for i in range(n):
+            fifo.add(o(f"{prefix}{i}", i))
+
+    threads = [threading.Thread(target=producer, args=(p,)) for p in ("a", "b")]
+    for t in threads:
+        t.start()
+    last = {"a": -1, "b": -1}
+    for _ in range(2 * n):
+        deltas = pop(fifo)
+        obj = deltas[-1].object
+        prefix = obj["name"][0]
+        assert obj["val"] > last[prefix]
+        last[prefix] = obj["val"]
+    for t in threads:
+        t.join()
+    assert last == {"a": n - 1, "b": n - 1}
+    assert_empty(fifo)
+
+
+def test_replace_with_delete_delta_in_queue() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 1)), emit_delta_type_replaced=False)
+    fifo.delete(o("foo", 1))
+    fifo.replace([o("foo", 2)], "0")
+    assert pop(fifo) == [Delta(DELETED, o("foo", 1)), Delta(SYNC, o("foo", 2))]
+
+
+@pytest.mark.parametrize("with_known", [True, False])
+@pytest.mark.parametrize(
+    ("ops", "expected"),
+    [
+        (
+            [("add", o("foo", 1)), ("replace", [])],
+            [Delta(ADDED, o("foo", 1)), Delta(DELETED, DFSU("foo", o("foo", 1)))],
+        ),
+        (
+            [("add", o("foo", 1)), ("delete", o("foo", 1)), ("replace", [])],
+            [Delta(ADDED, o("foo", 1)), Delta(DELETED, o("foo", 1))],
+        ),
+        (
+            [("add", o("foo", 1)), ("replace", [o("foo", 1)]), ("replace", [o("foo", 1)])],
+            [Delta(ADDED, o("foo", 1)), Delta(SYNC, o("foo", 1)), Delta(SYNC, o("foo", 1))],
+        ),
+        (
+            [
+                ("add", o("foo", 1)),
+                ("replace", [o("foo", 1)]),
+                ("replace", [o("foo", 1)]),
+                ("replace", []),
+            ],
+            [
+                Delta(ADDED, o("foo", 1)),
+                Delta(SYNC, o("foo", 1)),
+                Delta(SYNC, o("foo", 1)),
+                Delta(DELETED, DFSU("foo", o("foo", 1))),
+            ],
+        ),
+        (
+            # Two tombstones in a row merge.
+            [("add", o("foo", 1)), ("replace", []), ("replace", [])],
+            [Delta(ADDED, o("foo", 1)), Delta(DELETED, DFSU("foo", o("foo", 1)))],
+        ),
+        (
+            [("add", o("foo", 1)), ("delete", o("foo", 1)), ("add", o("foo", 2)), ("replace", [])],
+            [
+                Delta(ADDED, o("foo", 1)),
+                Delta(DELETED, o("foo", 1)),
+                Delta(ADDED, o("foo", 2)),
+                Delta(DELETED, DFSU("foo", o("foo", 2))),
+            ],
+        ),
+    ],
+)
+def test_replace_makes_deletions_for_objects_only_in_queue(
+    with_known: bool, ops: list[tuple[str, Any]], expected: Deltas
+) -> None:
+    fifo = DeltaFIFO(
+        key_func=key,
+        known_objects=known() if with_known else None,
+        emit_delta_type_replaced=False,
+    )
+    for op, arg in ops:
+        if op == "replace":
+            fifo.replace(arg, "0")
+        else:
+            getattr(fifo, op)(arg)
+    assert pop(fifo) == expected
+    assert_empty(fifo)
+
+
+@pytest.mark.parametrize("with_known", [True, False])
+def test_replace_emits_replaced_then_tombstone(with_known: bool) -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known() if with_known else None)
+    fifo.add(o("foo", 1))
+    fifo.replace([o("foo", 1)], "1")
+    fifo.replace([], "2")
+    assert pop(fifo) == [
+        Delta(ADDED, o("foo", 1)),
+        Delta(REPLACED, o("foo", 1)),
+        Delta(DELETED, DFSU("foo", o("foo", 1))),
+    ]
+
+
+def test_requeue_on_pop() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 10))
+
+    def requeue_quietly(deltas: Deltas, initial: bool) -> None:
+        assert deltas[0].object["name"] == "foo"
+        raise RequeueError()
+
+    assert pop_with(fifo, requeue_quietly)[0].object == o("foo", 10)
+    assert fifo.get_by_key("foo") is not None
+
+    def requeue_with_error(deltas: Deltas, initial: bool) -> None:
+        raise RequeueError(ValueError("test error"))
+
+    with pytest.raises(ValueError, match="test error"):
+        fifo.pop(requeue_with_error, timeout=5)
+    assert fifo.get_by_key("foo") is not None
+
+    fifo.pop(noop, timeout=5)
+    assert fifo.get_by_key("foo") is None
+
+
+def pop_with(fifo: DeltaFIFO, process: Callable[[Deltas, bool], None]) -> Deltas:
+    return fifo.pop(process, timeout=5)
+
+
+def test_requeue_goes_to_the_back_and_keeps_newer_deltas() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("a", 1))
+    fifo.add(o("b", 1))
+
+    def requeue(deltas: Deltas, initial: bool) -> None:
+        raise RequeueError()
+
+    pop_with(fifo, requeue)
+    assert fifo.list_keys() == ["b", "a"]
+
+    # Requeue is a no-op when the key was queued again meanwhile.
+    def requeue_after_new_event(deltas: Deltas, initial: bool) -> None:
+        raise RequeueError()
+
+    assert newest_val(pop(fifo)) == 1  # b
+    fifo.add(o("c", 1))
+    pop_with(fifo, requeue_after_new_event)  # pops a, requeues it behind c
+    assert fifo.list_keys() == ["c", "a"]
+
+
+def test_process_error_propagates_without_requeue() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 1))
+
+    def fail(deltas: Deltas, initial: bool) -> None:
+        raise RuntimeError("handler failed")
+
+    with pytest.raises(RuntimeError, match="handler failed"):
+        fifo.pop(fail, timeout=5)
+    assert fifo.get_by_key("foo") is None
+    assert_empty(fifo)
+
+
+def test_add_update_delete_merge() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 10))
+    fifo.update(o("foo", 12))
+    fifo.delete(o("foo", 15))
+    assert fifo.list() == [o("foo", 15)]
+    assert fifo.list_keys() == ["foo"]
+    deltas = pop(fifo)
+    assert [d.type for d in deltas] == [ADDED, UPDATED, DELETED]
+    assert newest_val(deltas) == 15
+    assert_empty(fifo)
+    assert fifo.get_by_key("foo") is None
+
+
+def test_transformer() -> None:
+    calls: dict[str, int] = {}
+
+    def transform(obj: Any) -> Any:
+        ident = f"{obj['name']}@{obj['val']}"
+        calls[ident] = calls.get(ident, 0) + 1
+        return {**obj, "transformed": True}
+
+    fifo = DeltaFIFO(key_func=key, known_objects=known(), transformer=transform)
+    fifo.add(o("foo", 10))
+    fifo.add(o("bar", 11))
+    fifo.update(o("foo", 12))
+    fifo.delete(o("foo", 15))
+    fifo.replace([], "")
+    fifo.add(o("bar", 16))
+    fifo.replace([], "")
+    assert fifo.list_keys() == ["foo", "bar"]
+
+    first = pop(fifo)
+    assert first[-1] == Delta(DELETED, {**o("foo", 15), "transformed": True})
+    second = pop(fifo)
+    assert second[-1].type is DELETED
+    tomb = second[-1].object
+    assert isinstance(tomb, DFSU) and tomb.key == "bar"
+    assert tomb.obj == {**o("bar", 16), "transformed": True}
+    assert all(count == 1 for count in calls.values()), calls
+
+
+def test_resync_is_not_transformed() -> None:
+    seen: list[Any] = []
+
+    def transform(obj: Any) -> Any:
+        seen.append(obj)
+        return obj
+
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5)), transformer=transform)
+    fifo.resync()
+    assert pop(fifo) == [Delta(SYNC, o("foo", 5))]
+    assert seen == []
+
+
+def test_enqueueing_no_lister() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 10))
+    fifo.update(o("bar", 15))
+    fifo.add(o("qux", 17))
+    fifo.delete(o("qux", 18))
+    fifo.delete(o("baz", 20))  # unknown and not queued: ignored
+    assert [newest_val(pop(fifo)) for _ in range(3)] == [10, 15, 18]
+    assert_empty(fifo)
+
+
+def test_enqueueing_with_lister() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5), o("bar", 6), o("baz", 7)))
+    fifo.add(o("foo", 10))
+    fifo.update(o("bar", 15))
+    fifo.delete(o("baz", 20))  # known, so queued
+    fifo.delete(o("zzz", 1))  # neither known nor queued: ignored
+    assert [newest_val(pop(fifo)) for _ in range(3)] == [10, 15, 20]
+    assert_empty(fifo)
+
+
+def test_add_replace() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 10))
+    fifo.replace([o("foo", 15)], "0")
+    assert newest_val(pop(fifo)) == 15
+    assert_empty(fifo)
+
+
+def test_resync_non_existing() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5)))
+    fifo.delete(o("foo", 10))
+    fifo.resync()
+    deltas = fifo.get_by_key("foo")
+    assert deltas == [Delta(DELETED, o("foo", 10))]
+
+
+def test_resync() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5)))
+    fifo.resync()
+    assert fifo.get_by_key("foo") == [Delta(SYNC, o("foo", 5))]
+
+
+def test_resync_without_known_objects_is_noop() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.resync()
+    assert fifo.list_keys() == []
+
+
+def test_resync_only_for_keys_without_pending_deltas() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5), o("bar", 6)))
+    fifo.update(o("foo", 6))
+    fifo.resync()
+    assert fifo.get_by_key("foo") == [Delta(UPDATED, o("foo", 6))]
+    assert fifo.get_by_key("bar") == [Delta(SYNC, o("bar", 6))]
+    assert pop(fifo) == [Delta(UPDATED, o("foo", 6))]
+    assert pop(fifo) == [Delta(SYNC, o("bar", 6))]
+
+
+def test_delete_existing_non_propagated() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known())
+    fifo.add(o("foo", 5))
+    fifo.delete(o("foo", 6))
+    deltas = fifo.get_by_key("foo")
+    assert deltas is not None and len(deltas) == 2
+    assert deltas[-1] == Delta(DELETED, o("foo", 6))
+
+
+def test_deleted_dedup_only_when_consecutive() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 1)))
+    fifo.delete(o("foo", 1))
+    fifo.delete(o("foo", 2))  # consecutive: the older real deletion wins
+    assert fifo.get_by_key("foo") == [Delta(DELETED, o("foo", 1))]
+    fifo.add(o("foo", 3))
+    fifo.delete(o("foo", 4))  # not consecutive with the first deletion
+    assert fifo.get_by_key("foo") == [
+        Delta(DELETED, o("foo", 1)),
+        Delta(ADDED, o("foo", 3)),
+        Delta(DELETED, o("foo", 4)),
+    ]
+    # Other consecutive types are never merged.
+    fifo.update(o("foo", 5))
+    fifo.update(o("foo", 5))
+    assert fifo.get_by_key("foo")[-2:] == [Delta(UPDATED, o("foo", 5))] * 2  # type: ignore[index]
+
+
+def test_real_deletion_replaces_preceding_tombstone() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 1))
+    fifo.replace([], "")
+    fifo.delete(o("foo", 2))
+    assert fifo.get_by_key("foo") == [Delta(ADDED, o("foo", 1)), Delta(DELETED, o("foo", 2))]
+
+
+def replace_case(ko: Indexer | None, emit: bool = False) -> DeltaFIFO:
+    return DeltaFIFO(key_func=key, known_objects=ko, emit_delta_type_replaced=emit)
+
+
+def three_known() -> Indexer:
+    return known(o("foo", 5), o("bar", 6), o("baz", 7))
+
+
+def pops(fifo: DeltaFIFO, n: int) -> list[Deltas]:
+    out = [pop(fifo) for _ in range(n)]
+    assert_empty(fifo)
+    return out
+
+
+def test_replace_makes_deletions_a() -> None:
+    fifo = replace_case(three_known())
+    fifo.delete(o("baz", 10))
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 3) == [
+        [Delta(DELETED, o("baz", 10))],
+        [Delta(SYNC, o("foo", 5))],
+        [Delta(DELETED, DFSU("bar", o("bar", 6)))],
+    ]
+
+
+def test_replace_makes_deletions_b() -> None:
+    fifo = replace_case(three_known())
+    fifo.add(o("baz", 10))
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 3) == [
+        [Delta(ADDED, o("baz", 10)), Delta(DELETED, DFSU("baz", o("baz", 10)))],
+        [Delta(SYNC, o("foo", 5))],
+        [Delta(DELETED, DFSU("bar", o("bar", 6)))],
+    ]
+
+
+def test_replace_makes_deletions_c() -> None:
+    fifo = replace_case(three_known())
+    fifo.delete(o("bar", 6))
+    fifo.add(o("bar", 100))
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 3) == [
+        [
+            Delta(DELETED, o("bar", 6)),
+            Delta(ADDED, o("bar", 100)),
+            Delta(DELETED, DFSU("bar", o("bar", 100))),
+        ],
+        [Delta(SYNC, o("foo", 5))],
+        [Delta(DELETED, DFSU("baz", o("baz", 7)))],
+    ]
+
+
+def test_replace_makes_deletions_d() -> None:
+    fifo = replace_case(three_known())
+    fifo.replace([o("bar", 100), o("foo", 5)], "0")
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 3) == [
+        [Delta(SYNC, o("bar", 100)), Delta(DELETED, DFSU("bar", o("bar", 100)))],
+        [Delta(SYNC, o("foo", 5)), Delta(SYNC, o("foo", 5))],
+        [Delta(DELETED, DFSU("baz", o("baz", 7)))],
+    ]
+
+
+def test_replace_makes_deletions_e_no_known_objects() -> None:
+    fifo = replace_case(None)
+    fifo.add(o("baz", 10))
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 2) == [
+        [Delta(ADDED, o("baz", 10)), Delta(DELETED, DFSU("baz", o("baz", 10)))],
+        [Delta(SYNC, o("foo", 5))],
+    ]
+
+
+def test_replace_makes_deletions_replaced() -> None:
+    fifo = replace_case(three_known(), emit=True)
+    fifo.delete(o("baz", 10))
+    fifo.replace([o("foo", 6)], "0")
+    assert pops(fifo, 3) == [
+        [Delta(DELETED, o("baz", 10))],
+        [Delta(REPLACED, o("foo", 6))],
+        [Delta(DELETED, DFSU("bar", o("bar", 6)))],
+    ]
+
+
+def test_replace_known_key_missing_gives_empty_tombstone() -> None:
+    class Flaky:
+        def list_keys(self) -> list[str]:
+            return ["ghost"]
+
+        def get_by_key(self, key: str) -> Any | None:
+            return None
+
+    fifo = DeltaFIFO(key_func=key, known_objects=Flaky())
+    fifo.replace([], "0")
+    assert pop(fifo) == [Delta(DELETED, DFSU("ghost", None))]
+
+
+def test_replace_delta_type() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5)), emit_delta_type_replaced=True)
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 1) == [[Delta(REPLACED, o("foo", 5))]]
+
+
+def test_emit_delta_type_replaced_false_gives_sync() -> None:
+    fifo = DeltaFIFO(key_func=key, emit_delta_type_replaced=False)
+    fifo.replace([o("foo", 5)], "0")
+    assert pops(fifo, 1) == [[Delta(SYNC, o("foo", 5))]]
+
+
+def test_update_resync_race() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known(o("foo", 5)))
+    fifo.update(o("foo", 6))
+    fifo.resync()
+    assert pops(fifo, 1) == [[Delta(UPDATED, o("foo", 6))]]
+
+
+def test_has_synced_correct_on_deletion() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=three_known(), emit_delta_type_replaced=False)
+    fifo.replace([o("foo", 5)], "0")
+    expected = [
+        [Delta(SYNC, o("foo", 5))],
+        [Delta(DELETED, DFSU("bar", o("bar", 6)))],
+        [Delta(DELETED, DFSU("baz", o("baz", 7)))],
+    ]
+    flags: list[bool] = []
+    for want in expected:
+        assert not fifo.has_synced()
+        got = fifo.pop(lambda d, initial: flags.append(initial), timeout=5)
+        assert got == want
+    assert flags == [True, True, True]
+    assert fifo.has_synced()
+
+
+def test_detect_line_jumpers() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 10))
+    fifo.add(o("bar", 1))
+    fifo.add(o("foo", 11))
+    fifo.add(o("foo", 13))
+    fifo.add(o("zab", 30))
+    assert newest_val(pop(fifo)) == 13
+    fifo.add(o("foo", 14))  # foo goes to the back of the queue
+    assert [newest_val(pop(fifo)) for _ in range(3)] == [1, 30, 14]
+
+
+def test_add_if_not_present() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    with pytest.raises(KeyFuncError):
+        fifo.add_if_not_present([])
+    with pytest.raises(TypeError):
+        fifo.add_if_not_present(o("x", 1))  # type: ignore[arg-type]
+    fifo.add(o("b", 3))
+    b3 = pop(fifo)
+    fifo.add(o("c", 4))
+    c4 = pop(fifo)
+    assert fifo.list_keys() == []
+    fifo.add(o("a", 1))
+    fifo.add(o("b", 2))
+    fifo.add_if_not_present(b3)  # ignored: b is present
+    fifo.add_if_not_present(c4)
+    assert len(fifo) == 3
+    assert [newest_val(pop(fifo)) for _ in range(3)] == [1, 2, 4]
+
+
+def test_key_of() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    assert fifo.key_of(o("A")) == "A"
+    assert fifo.key_of(DFSU("B", None)) == "B"
+    assert fifo.key_of([Delta(ADDED, o("C"))]) == "C"
+    assert fifo.key_of([Delta(DELETED, DFSU("D", None))]) == "D"
+    with pytest.raises(KeyFuncError):
+        fifo.key_of([])
+
+
+@pytest.mark.parametrize(
+    ("actions", "expected"),
+    [
+        ([], False),
+        ([("add", o("a"))], True),
+        ([("replace", [])], True),
+        ([("replace", [o("a"), o("b")])], False),
+        ([("replace", [o("a"), o("b")]), ("pop", None)], False),
+        ([("replace", [o("a"), o("b")]), ("pop", None), ("pop", None)], True),
+        ([("replace", [o("a", 1), o("a", 2)]), ("pop", None)], True),
+        ([("delete", o("a"))], True),
+        ([("update", o("a")), ("replace", [o("b")])], True),
+    ],
+)
+def test_has_synced(actions: list[tuple[str, Any]], expected: bool) -> None:
+    fifo = DeltaFIFO(key_func=key)
+    for action, arg in actions:
+        if action == "pop":
+            pop(fifo)
+        elif action == "replace":
+            fifo.replace(arg, "0")
+        else:
+            getattr(fifo, action)(arg)
+    assert fifo.has_synced() is expected
+
+
+def test_is_in_initial_list_false_for_later_events() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.replace([o("a")], "0")
+    fifo.add(o("b"))
+    flags: list[bool] = []
+    for _ in range(2):
+        fifo.pop(lambda d, initial: flags.append(initial), timeout=5)
+    assert flags == [True, False]
+
+
+def test_pop_blocks_until_add() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    result: list[Deltas] = []
+    started = threading.Event()
+
+    def consumer() -> None:
+        started.set()
+        result.append(fifo.pop(noop, timeout=10))
+
+    t = threading.Thread(target=consumer)
+    t.start()
+    started.wait(5)
+    time.sleep(0.05)  # give the consumer time to block; correctness does not depend on it
+    assert result == []
+    fifo.add(o("foo", 1))
+    t.join(5)
+    assert not t.is_alive()
+    assert result == [[Delta(ADDED, o("foo", 1))]]
+
+
+def test_pop_timeout() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    with pytest.raises(TimeoutError):
+        fifo.pop(noop, timeout=0.05)
+
+
+def test_pop_should_unblock_when_closed() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def consumer() -> None:
+        try:
+            fifo.pop(noop)
+        except BaseException as err:  # recorded for the assertion below
+            with lock:
+                errors.append(err)
+
+    threads = [threading.Thread(target=consumer, daemon=True) for _ in range(10)]
+    for t in threads:
+        t.start()
+    fifo.close()
+    for t in threads:
+        t.join(5)
+    assert not any(t.is_alive() for t in threads)
+    assert len(errors) == 10
+    assert all(isinstance(e, ClosedError) for e in errors)
+    assert fifo.is_closed()
+
+
+def test_closed_queue_still_drains() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("a", 1))
+    fifo.close()
+    assert fifo.is_closed()
+    assert pop(fifo) == [Delta(ADDED, o("a", 1))]
+    with pytest.raises(ClosedError):
+        fifo.pop(noop, timeout=5)
+    fifo.add(o("b", 2))  # producers still work after close
+    assert pop(fifo) == [Delta(ADDED, o("b", 2))]
+
+
+def test_get_by_key_returns_copy() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("foo", 1))
+    copy = fifo.get_by_key("foo")
+    assert copy is not None
+    copy.append(Delta(UPDATED, o("foo", 2)))
+    assert fifo.get_by_key("foo") == [Delta(ADDED, o("foo", 1))]
+    assert fifo.get(o("foo")) == [Delta(ADDED, o("foo", 1))]
+    assert fifo.get_by_key("missing") is None
+
+
+def test_process_runs_under_lock_with_known_objects() -> None:
+    """The informer pattern: process updates the known-objects store under the FIFO lock."""
+    store = Indexer(key_func=key)
+    fifo = DeltaFIFO(key_func=key, known_objects=store)
+
+    def process(deltas: Deltas, initial: bool) -> None:
+        for d in deltas:
+            if d.type is DELETED:
+                store.delete(d.object.obj if isinstance(d.object, DFSU) else d.object)
+            else:
+                store.update(d.object)
+
+    fifo.replace([o("a", 1), o("b", 1)], "1")
+    fifo.pop(process, timeout=5)
+    fifo.pop(process, timeout=5)
+    assert sorted(store.list_keys()) == ["a", "b"]
+    fifo.replace([o("b", 2)], "2")
+    while fifo.list_keys():
+        fifo.pop(process, timeout=5)
+    assert store.list_keys() == ["b"]
+    assert store.get_by_key("b") == o("b", 2)
+
+
+def test_many_producers_and_consumers_lose_nothing_and_keep_order() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    producers, per_producer, keys_per_producer = 6, 400, 10
+    seen: dict[str, list[int]] = {}
+    seen_lock = threading.Lock()
+
+    def producer(p: int) -> None:
+        for i in range(per_producer):
+            fifo.update(o(f"p{p}-k{i % keys_per_producer}", i))
+
+    def process(deltas: Deltas, initial: bool) -> None:
+        # Runs under the FIFO lock, so per-key batches are recorded in pop order.
+        name = deltas[0].object["name"]
+        with seen_lock:
+            seen.setdefault(name, []).extend(d.object["val"] for d in deltas)
+
+    def consumer() -> None:
+        while True:
+            try:
+                fifo.pop(process)
+            except ClosedError:
+                return
+
+    consumers = [threading.Thread(target=consumer) for _ in range(4)]
+    prods = [threading.Thread(target=producer, args=(p,)) for p in range(producers)]
+    for t in consumers + prods:
+        t.start()
+    for t in prods:
+        t.join()
+    deadline = time.monotonic() + 20
+    while fifo.list_keys() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    fifo.close()
+    for t in consumers:
+        t.join(10)
+    assert not any(t.is_alive() for t in consumers)
+
+    total = sum(len(v) for v in seen.values())
+    assert total == producers * per_producer
+    for p in range(producers):
+        for k in range(keys_per_producer):
+            vals = seen[f"p{p}-k{k}"]
+            assert vals == list(range(k, per_producer, keys_per_producer))
