@@ -1,0 +1,67 @@
+"""Process-wide logging configuration for the Balancer controller CLI.
+
+Only ``__main__`` calls ``configure``; the library and the reconciler just
+log through module loggers. Every record becomes one line. Log messages of
+the controller are written as ``key=value`` pairs (``controller=balancer
+key=ns/name action=create ...``); the JSON format lifts those pairs into
+fields of the JSON object, so ``controller``, ``key`` and ``action`` are
+queryable without parsing the message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+from typing import Any, TextIO
+
+FORMATS = ("text", "json")
+
+_TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# key=value pairs; a value is the run of non-space characters after "=" (messages put
+# free text with spaces last, e.g. message=...).
+_PAIR_RE = re.compile(r"(?:^|\s)([a-zA-Z_][\w.-]*)=(\S*)")
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object per record: ts, level, logger, msg, key=value fields, exc."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        out: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": message,
+        }
+        for key, value in _PAIR_RE.findall(message):
+            out.setdefault(key, value)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+class _UTCFormatter(logging.Formatter):
+    converter = time.gmtime
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        base = time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created))
+        return f"{base}.{int(record.msecs):03d}Z"
+
+
+def configure(level: str = "INFO", fmt: str = "text", stream: TextIO | None = None) -> None:
+    """Send every log record to ``stream`` (stderr) as one line of ``fmt``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown log format {fmt!r}; want one of {FORMATS}")
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(JSONFormatter() if fmt == "json" else _UTCFormatter(_TEXT_FORMAT))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # The kubernetes client's urllib3 pool is chatty at DEBUG; keep it at WARNING.
+    logging.getLogger("urllib3").setLevel(max(logging.WARNING, root.level))

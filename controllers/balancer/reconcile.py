@@ -1,0 +1,588 @@
+"""The Balancer sync handler: read, diff, create/update/delete children, status.
+
+``Reconciler.sync(key)`` is level-based. It reads the Balancer and its
+children from informer listers, computes the desired children with the pure
+``resources.desired_children`` and converges:
+
+1. Balancer missing from the lister: it was deleted; return (the garbage
+   collector removes the children through their ownerReferences).
+2. ``validation.validate`` finds problems: condition ``Reconciled=False``
+   (``InvalidSpec``), one Warning event, no child is written and the key is not
+   requeued (the next spec change re-triggers).
+3. A desired child exists but is not controlled by this Balancer (by uid):
+   nothing is written, condition ``Reconciled=False`` (``ChildConflict``), one
+   Warning event; the key is re-checked after ``CONFLICT_RECHECK`` seconds
+   because the foreign object's events do not map to us.
+4. Otherwise children are written in dependency order: backend Services,
+   ConfigMap, Deployment, front Service (nginx never starts before the names
+   it resolves exist). A child is written only when a field we own differs
+   (``diff.needs_update``); an update overlays our fields on the live object,
+   keeping its resourceVersion, so a concurrent change fails with Conflict.
+   Then obsolete backend Services (controlled by this Balancer's uid, in its
+   namespace, labelled with its name, no longer desired) are deleted.
+5. The status (``activeBackendsNum``, ``obsoleteBackendsNum``,
+   ``observedGeneration``, conditions ``Reconciled`` and ``Available``) is
+   written through the status subresource only when it changed; a Conflict is
+   retried by re-reading the Balancer.
+
+Objects from listers are shared with the informer cache and never mutated
+here: every write starts from a deep copy.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from controllers.balancer import diff, names, resources, validation
+from pycontroller.cache import split_meta_namespace_key
+from pycontroller.clock import REAL_CLOCK, Clock
+from pycontroller.controller import Result
+from pycontroller.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
+
+logger = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+CONTROLLER_NAME = "balancer"
+
+# Condition types.
+CONDITION_RECONCILED = names.CONDITION_RECONCILED
+CONDITION_AVAILABLE = "Available"
+
+# Condition reasons.
+REASON_SYNCED = "Synced"
+REASON_INVALID_SPEC = names.REASON_INVALID_SPEC
+REASON_CHILD_CONFLICT = "ChildConflict"
+REASON_SYNC_FAILED = names.REASON_RECONCILE_FAILED
+REASON_MINIMUM_REPLICAS_AVAILABLE = "MinimumReplicasAvailable"
+REASON_DEPLOYMENT_UNAVAILABLE = "DeploymentUnavailable"
+REASON_DEPLOYMENT_MISSING = "DeploymentMissing"
+
+# Event reasons. Warning events for a stuck Balancer reuse the condition's reason.
+EVENT_CREATED = names.EVENT_REASON_CREATED
+EVENT_UPDATED = names.EVENT_REASON_UPDATED
+EVENT_DELETED = names.EVENT_REASON_DELETED
+EVENT_CREATE_FAILED = "CreateFailed"
+EVENT_UPDATE_FAILED = "UpdateFailed"
+EVENT_DELETE_FAILED = "DeleteFailed"
+
+NORMAL = "Normal"
+WARNING = "Warning"
+
+# Messages.
+MSG_CREATED = "Created %s %s"
+MSG_UPDATED = "Updated %s %s (%s)"
+MSG_DELETED = "Deleted obsolete %s %s"
+MSG_CONFLICT = "%s %s exists and is not controlled by Balancer %s"
+MSG_AVAILABLE = "Deployment %s has %d available replica(s)"
+MSG_UNAVAILABLE = "Deployment %s has no available replicas"
+MSG_MISSING = "Deployment %s does not exist"
+MSG_SYNCED = "All %d child objects are in sync"
+
+# Seconds before a Balancer blocked by a foreign child is looked at again.
+CONFLICT_RECHECK = 30.0
+# Attempts for a status write that keeps hitting Conflict.
+STATUS_ATTEMPTS = 5
+
+
+class NamespaceLister(Protocol):
+    def get(self, name: str) -> Any: ...
+
+    def list(self, label_selector: Any = None) -> list[Any]: ...
+
+
+class ObjectLister(Protocol):
+    """The part of ``pycontroller.cache.Lister`` the reconciler uses."""
+
+    def namespaced(self, namespace: str) -> Any: ...
+
+
+class ObjectClient(Protocol):
+    """The part of ``pycontroller.ResourceClient`` the reconciler uses."""
+
+    def get(self, name: str, namespace: str | None = None) -> Any: ...
+
+    def create(self, obj: Obj, namespace: str | None = None) -> Any: ...
+
+    def update(self, obj: Obj) -> Any: ...
+
+    def update_status(self, obj: Obj) -> Any: ...
+
+    def delete(self, name: str, namespace: str | None = None, **kwargs: Any) -> Any: ...
+
+
+class Recorder(Protocol):
+    """The part of ``pycontroller.EventRecorder`` the reconciler uses."""
+
+    def event(self, obj: Any, type: str, reason: str, message: str) -> None: ...
+
+
+class _Kind:
+    """Lister and client for one child kind."""
+
+    __slots__ = ("client", "lister")
+
+    def __init__(self, lister: ObjectLister, client: ObjectClient) -> None:
+        self.lister = lister
+        self.client = client
+
+
+class ChildConflict(Exception):
+    """A desired child exists and is controlled by something else."""
+
+
+def _rfc3339(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def _name(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("name", ""))
+
+
+def set_condition(conditions: Iterable[Obj], new: Obj, now: str) -> list[Obj]:
+    """metav1 ``SetStatusCondition``: replace the condition of ``new``'s type.
+
+    ``lastTransitionTime`` changes only when ``status`` flips (or the condition
+    is new); the other conditions keep their order and content.
+    """
+    out: list[Obj] = []
+    found = False
+    for cond in conditions:
+        if cond.get("type") != new["type"]:
+            out.append(dict(cond))
+            continue
+        found = True
+        merged = dict(new)
+        if cond.get("status") == new["status"] and cond.get("lastTransitionTime"):
+            merged["lastTransitionTime"] = cond["lastTransitionTime"]
+        else:
+            merged["lastTransitionTime"] = now
+        out.append(merged)
+    if not found:
+        out.append({**new, "lastTransitionTime": now})
+    return out
+
+
+def get_condition(balancer: Obj, type_: str) -> Obj | None:
+    for cond in (balancer.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return dict(cond)
+    return None
+
+
+class Reconciler:
+    """Converges one Balancer per ``sync(key)``; safe to call from many workers.
+
+    The work queue never hands the same key to two workers at once, so two
+    syncs of one Balancer never race; syncs of different Balancers share
+    nothing but the (thread-safe) listers, clients and recorder.
+    """
+
+    def __init__(
+        self,
+        *,
+        balancers: ObjectLister,
+        services: ObjectLister,
+        configmaps: ObjectLister,
+        deployments: ObjectLister,
+        balancer_client: ObjectClient,
+        service_client: ObjectClient,
+        configmap_client: ObjectClient,
+        deployment_client: ObjectClient,
+        recorder: Recorder,
+        nginx_image: str = names.DEFAULT_NGINX_IMAGE,
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        self._balancers = balancers
+        self._balancer_client = balancer_client
+        self._kinds = {
+            "Service": _Kind(services, service_client),
+            "ConfigMap": _Kind(configmaps, configmap_client),
+            "Deployment": _Kind(deployments, deployment_client),
+        }
+        self._recorder = recorder
+        self._nginx_image = nginx_image
+        self._clock = clock
+
+    # -- entry point -------------------------------------------------------
+
+    def sync(self, key: str) -> Result | None:
+        """Converge the Balancer ``key`` ("ns/name"). Raises to be retried."""
+        namespace, name = split_meta_namespace_key(key)
+        try:
+            balancer: Obj = self._balancers.namespaced(namespace).get(name)
+        except NotFoundError:
+            logger.info("controller=%s key=%s action=skip reason=deleted", CONTROLLER_NAME, key)
+            return None
+        if (balancer.get("metadata") or {}).get("deletionTimestamp"):
+            logger.debug("controller=%s key=%s action=skip reason=deleting", CONTROLLER_NAME, key)
+            return None
+
+        problems = validation.validate(balancer)
+        if problems:
+            message = "; ".join(problems)
+            logger.warning(
+                "controller=%s key=%s action=reject reason=%s message=%s",
+                CONTROLLER_NAME,
+                key,
+                REASON_INVALID_SPEC,
+                message,
+            )
+            self._report_failure(balancer, REASON_INVALID_SPEC, message)
+            return None
+
+        desired = resources.desired_children(balancer, nginx_image=self._nginx_image)
+        conflicts = self._foreign_children(balancer, desired)
+        if conflicts:
+            message = "; ".join(conflicts)
+            logger.warning(
+                "controller=%s key=%s action=blocked reason=%s message=%s",
+                CONTROLLER_NAME,
+                key,
+                REASON_CHILD_CONFLICT,
+                message,
+            )
+            self._report_failure(balancer, REASON_CHILD_CONFLICT, message)
+            return Result(requeue_after=CONFLICT_RECHECK)
+
+        try:
+            live = self._apply_all(balancer, desired)
+            obsolete_left = self._delete_obsolete(balancer, desired)
+        except ChildConflict as err:
+            # Lost a race: a foreign object appeared between the check and the write.
+            self._report_failure(balancer, REASON_CHILD_CONFLICT, str(err))
+            return Result(requeue_after=CONFLICT_RECHECK)
+        except ConflictError:
+            raise  # stale cache; the retry reads fresh state, no need to alarm anyone
+        except ApiError as err:
+            self._report_failure(balancer, REASON_SYNC_FAILED, str(err), event=False)
+            raise
+
+        backends = [c for c in desired if self._is_backend(balancer, c)]
+        deployment = next((c for c in live if c.get("kind") == "Deployment"), None)
+
+        def compute(current: Obj) -> Obj:
+            return self._status(
+                current,
+                generation=balancer["metadata"].get("generation"),
+                active=len(backends),
+                obsolete=obsolete_left,
+                reconciled=(
+                    "True",
+                    REASON_SYNCED,
+                    MSG_SYNCED % len(desired),
+                ),
+                deployment=deployment,
+                deployment_name=names.deployment_name(name),
+            )
+
+        self._write_status(balancer, compute)
+        logger.debug("controller=%s key=%s action=synced", CONTROLLER_NAME, key)
+        return None
+
+    # -- children ----------------------------------------------------------
+
+    def _is_backend(self, balancer: Obj, child: Obj) -> bool:
+        return child.get("kind") == "Service" and _name(child) != names.frontend_service_name(
+            _name(balancer)
+        )
+
+    def _cached(self, kind: str, namespace: str, name: str) -> Obj | None:
+        try:
+            obj: Obj = self._kinds[kind].lister.namespaced(namespace).get(name)
+        except NotFoundError:
+            return None
+        return obj
+
+    def _foreign_children(self, balancer: Obj, desired: list[Obj]) -> list[str]:
+        uid = balancer["metadata"]["uid"]
+        namespace = balancer["metadata"]["namespace"]
+        out = []
+        for child in desired:
+            kind = str(child["kind"])
+            live = self._cached(kind, namespace, _name(child))
+            if live is not None and not diff.is_controlled_by(live, uid):
+                out.append(MSG_CONFLICT % (kind, _name(child), _name(balancer)))
+        return out
+
+    def _apply_all(self, balancer: Obj, desired: list[Obj]) -> list[Obj]:
+        """Create or update every desired child, in order; return the live objects."""
+        return [self._apply(balancer, child) for child in desired]
+
+    def _apply(self, balancer: Obj, child: Obj) -> Obj:
+        kind = str(child["kind"])
+        client = self._kinds[kind].client
+        namespace = balancer["metadata"]["namespace"]
+        name = _name(child)
+        key = f"{namespace}/{_name(balancer)}"
+        live = self._cached(kind, namespace, name)
+        if live is None:
+            try:
+                created: Obj = client.create(copy.deepcopy(child), namespace=namespace)
+            except AlreadyExistsError:
+                # The cache lags behind our own earlier create: read and diff.
+                live = client.get(name, namespace=namespace)
+            except ApiError as err:
+                self._warn(balancer, EVENT_CREATE_FAILED, f"Create {kind} {name}: {err}")
+                raise
+            else:
+                logger.info(
+                    "controller=%s key=%s action=create kind=%s name=%s",
+                    CONTROLLER_NAME,
+                    key,
+                    kind,
+                    name,
+                )
+                self._recorder.event(balancer, NORMAL, EVENT_CREATED, MSG_CREATED % (kind, name))
+                return created
+        assert live is not None
+        if not diff.is_controlled_by(live, balancer["metadata"]["uid"]):
+            raise ChildConflict(MSG_CONFLICT % (kind, name, _name(balancer)))
+        if not diff.needs_update(child, live):
+            return live
+        fields = diff.differing_fields(child, live)
+        try:
+            updated: Obj = client.update(diff.overlay(child, live))
+        except ConflictError:
+            # Our cached copy was stale: compare against the server's and retry once.
+            fresh: Obj = client.get(name, namespace=namespace)
+            if not diff.is_controlled_by(fresh, balancer["metadata"]["uid"]):
+                raise ChildConflict(MSG_CONFLICT % (kind, name, _name(balancer))) from None
+            if not diff.needs_update(child, fresh):
+                return fresh
+            fields = diff.differing_fields(child, fresh)
+            updated = client.update(diff.overlay(child, fresh))
+        except ApiError as err:
+            self._warn(balancer, EVENT_UPDATE_FAILED, f"Update {kind} {name}: {err}")
+            raise
+        logger.info(
+            "controller=%s key=%s action=update kind=%s name=%s fields=%s",
+            CONTROLLER_NAME,
+            key,
+            kind,
+            name,
+            ",".join(fields),
+        )
+        self._recorder.event(
+            balancer, NORMAL, EVENT_UPDATED, MSG_UPDATED % (kind, name, ", ".join(fields))
+        )
+        return updated
+
+    def _delete_obsolete(self, balancer: Obj, desired: list[Obj]) -> int:
+        """Delete our backend Services that are no longer desired; return how many remain.
+
+        Only Services in the Balancer's namespace, labelled with its name and
+        controlled by its uid are candidates (never a same-name Balancer's
+        Services in another namespace, never the unlabelled front Service).
+        """
+        meta = balancer["metadata"]
+        namespace, uid = meta["namespace"], meta["uid"]
+        wanted = {_name(c) for c in desired if c.get("kind") == "Service"}
+        kind = self._kinds["Service"]
+        candidates = kind.lister.namespaced(namespace).list(
+            {names.LABEL_BALANCER_NAME: meta["name"]}
+        )
+        remaining = 0
+        for svc in candidates:
+            name = _name(svc)
+            if name in wanted or not diff.is_controlled_by(svc, uid):
+                continue
+            svc_uid = (svc.get("metadata") or {}).get("uid")
+            try:
+                kind.client.delete(
+                    name,
+                    namespace=namespace,
+                    preconditions={"uid": svc_uid} if svc_uid else None,
+                )
+            except NotFoundError:
+                continue
+            except ConflictError:
+                # The uid precondition failed: a new object took the name; next sync decides.
+                remaining += 1
+                continue
+            except ApiError as err:
+                self._warn(balancer, EVENT_DELETE_FAILED, f"Delete Service {name}: {err}")
+                raise
+            logger.info(
+                "controller=%s key=%s/%s action=delete kind=Service name=%s",
+                CONTROLLER_NAME,
+                namespace,
+                meta["name"],
+                name,
+            )
+            self._recorder.event(balancer, NORMAL, EVENT_DELETED, MSG_DELETED % ("Service", name))
+        return remaining
+
+    def _count_backends(self, balancer: Obj) -> tuple[int, int]:
+        """(active, obsolete) from the cache, for paths that write no children."""
+        meta = balancer["metadata"]
+        wanted = {
+            names.backend_service_name(meta["name"], str(b.get("name", "")))
+            for b in (balancer.get("spec") or {}).get("backends") or []
+        }
+        active = obsolete = 0
+        ours = (
+            self._kinds["Service"]
+            .lister.namespaced(meta["namespace"])
+            .list({names.LABEL_BALANCER_NAME: meta["name"]})
+        )
+        for svc in ours:
+            if not diff.is_controlled_by(svc, meta["uid"]):
+                continue
+            if _name(svc) in wanted:
+                active += 1
+            else:
+                obsolete += 1
+        return active, obsolete
+
+    # -- status ------------------------------------------------------------
+
+    def _warn(self, balancer: Obj, reason: str, message: str) -> None:
+        logger.warning(
+            "controller=%s key=%s/%s action=event type=Warning reason=%s message=%s",
+            CONTROLLER_NAME,
+            balancer["metadata"].get("namespace"),
+            balancer["metadata"].get("name"),
+            reason,
+            message,
+        )
+        self._recorder.event(balancer, WARNING, reason, message)
+
+    def _report_failure(
+        self, balancer: Obj, reason: str, message: str, *, event: bool = True
+    ) -> None:
+        """Condition ``Reconciled=False`` with ``reason``; a Warning event when it is news.
+
+        The event is emitted only when the condition actually changes, so a
+        resync of a Balancer stuck on the same problem writes nothing.
+        """
+        meta = balancer["metadata"]
+        active, obsolete = self._count_backends(balancer)
+        deployment_name = names.deployment_name(meta["name"])
+        deployment = self._cached("Deployment", meta["namespace"], deployment_name)
+        if deployment is not None and not diff.is_controlled_by(deployment, meta["uid"]):
+            deployment = None
+
+        def compute(current: Obj) -> Obj:
+            return self._status(
+                current,
+                generation=meta.get("generation"),
+                active=active,
+                obsolete=obsolete,
+                reconciled=("False", reason, message),
+                deployment=deployment,
+                deployment_name=deployment_name,
+            )
+
+        try:
+            changed = self._write_status(balancer, compute)
+        except ApiError as err:
+            logger.warning(
+                "controller=%s key=%s/%s action=status-failed error=%s",
+                CONTROLLER_NAME,
+                meta.get("namespace"),
+                meta.get("name"),
+                err,
+            )
+            changed = True
+        if event and changed:
+            self._warn(balancer, reason, message)
+
+    def _status(
+        self,
+        current: Obj,
+        *,
+        generation: Any,
+        active: int,
+        obsolete: int,
+        reconciled: tuple[str, str, str],
+        deployment: Obj | None,
+        deployment_name: str,
+    ) -> Obj:
+        now = _rfc3339(self._clock.time())
+        status: Obj = copy.deepcopy(current.get("status") or {})
+        status["activeBackendsNum"] = active
+        status["obsoleteBackendsNum"] = obsolete
+        if generation is not None:
+            status["observedGeneration"] = generation
+        conditions = status.get("conditions") or []
+        r_status, r_reason, r_message = reconciled
+        conditions = set_condition(
+            conditions,
+            {
+                "type": CONDITION_RECONCILED,
+                "status": r_status,
+                "reason": r_reason,
+                "message": r_message,
+                **({"observedGeneration": generation} if generation is not None else {}),
+            },
+            now,
+        )
+        if deployment is None:
+            avail = ("False", REASON_DEPLOYMENT_MISSING, MSG_MISSING % deployment_name)
+        else:
+            replicas = int((deployment.get("status") or {}).get("availableReplicas") or 0)
+            if replicas >= 1:
+                avail = (
+                    "True",
+                    REASON_MINIMUM_REPLICAS_AVAILABLE,
+                    MSG_AVAILABLE % (deployment_name, replicas),
+                )
+            else:
+                avail = ("False", REASON_DEPLOYMENT_UNAVAILABLE, MSG_UNAVAILABLE % deployment_name)
+        conditions = set_condition(
+            conditions,
+            {
+                "type": CONDITION_AVAILABLE,
+                "status": avail[0],
+                "reason": avail[1],
+                "message": avail[2],
+                **({"observedGeneration": generation} if generation is not None else {}),
+            },
+            now,
+        )
+        status["conditions"] = conditions
+        return status
+
+    def _write_status(self, balancer: Obj, compute: Callable[[Obj], Obj]) -> bool:
+        """Write ``compute(current)`` as the status if it differs; True if written.
+
+        On Conflict the Balancer is re-read from the server and the status
+        recomputed against it (conditions keep their transition times).
+        """
+        meta = balancer["metadata"]
+        current = balancer
+        for attempt in range(STATUS_ATTEMPTS):
+            status = compute(current)
+            if status == (current.get("status") or {}):
+                return False
+            obj = copy.deepcopy(current)
+            obj["status"] = status
+            try:
+                self._balancer_client.update_status(obj)
+            except ConflictError:
+                if attempt == STATUS_ATTEMPTS - 1:
+                    raise
+                try:
+                    current = self._balancer_client.get(meta["name"], namespace=meta["namespace"])
+                except NotFoundError:
+                    return False
+                if (current.get("metadata") or {}).get("uid") != meta["uid"]:
+                    return False
+                continue
+            except NotFoundError:
+                return False
+            logger.info(
+                "controller=%s key=%s/%s action=update-status active=%s obsolete=%s",
+                CONTROLLER_NAME,
+                meta["namespace"],
+                meta["name"],
+                status.get("activeBackendsNum"),
+                status.get("obsoleteBackendsNum"),
+            )
+            return True
+        return False
