@@ -1,0 +1,291 @@
+"""Pure functions: a Balancer -> the child objects that implement it.
+
+For a Balancer ``N`` in namespace ``NS`` the children are, in this order
+(the order the reconciler creates them, so that nginx, which resolves its
+upstream host names once at start, never starts before its backend
+Services exist — prior-art bug B8):
+
+1. one Service ``N-<backend>-backend`` per backend, in spec order: ClusterIP,
+   labelled ``balancer-name: N``, selector = ``spec.selector`` overlaid by
+   the backend's selector (backend keys win), one port per spec port with
+   ``targetPort`` defaulting to ``port``;
+2. the ConfigMap ``N-proxy-configmap`` (labelled) with ``nginx.conf`` =
+   ``nginx.render(balancer)``;
+3. the Deployment ``N-proxy`` (labelled): one nginx replica, the config
+   mounted at ``/etc/nginx/nginx.conf``, pod-template annotation
+   ``configmap-hash`` = ``config_hash(nginx.conf)`` so that a config change
+   rolls the pods;
+4. the front Service ``N`` (unlabelled, see ``names``): ClusterIP selecting
+   the nginx pods, one port per spec port with ``targetPort`` = ``port``
+   (the port nginx listens on).
+
+Every child is in ``NS`` and has exactly one ownerReference, the Balancer's
+controller reference (``controller: true, blockOwnerDeletion: true``), so the
+garbage collector deletes children with their Balancer and child events map
+back to it.
+
+Invariants:
+
+* Pure: no I/O, no clock, no randomness. Equal input gives equal output
+  (dicts built in a fixed key order, selectors sorted by key), and the input
+  is never mutated: every returned dict and list is freshly built, none is
+  shared with the input or with another child.
+* Only valid specs are rendered: ``desired_children`` raises ``ValueError``
+  listing ``validation.validate()``'s messages when there are any, so an
+  invalid or injected name can never reach the API server or nginx.conf.
+
+The nginx pod runs as the official image's unprivileged ``nginx`` user
+(uid/gid 101) with a read-only root filesystem, no privilege escalation and
+every capability dropped (it satisfies the "restricted" Pod Security
+Standard). nginx's compiled-in writable paths get emptyDir volumes
+(``/var/cache/nginx`` for temp files, ``/var/run`` for the pid file); the
+error log goes to ``/var/log/nginx/error.log``, which the official image
+links to stderr. Ports below 1024 are made bindable without
+``NET_BIND_SERVICE`` (a capability added to a non-root container is not
+effective, Kubernetes sets no ambient capabilities) through the namespaced,
+"safe" sysctl ``net.ipv4.ip_unprivileged_port_start=0`` (Kubernetes >= 1.22).
+The container's command is ``nginx -g "daemon off;"`` (the image's default
+command, without the entrypoint scripts that try to rewrite ``/etc/nginx``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from controllers.balancer import names
+from controllers.balancer.nginx import render
+from controllers.balancer.validation import validate
+
+#: uid/gid of the ``nginx`` user in the official nginx images (Debian and Alpine).
+NGINX_UID = 101
+_NGINX_CONF_PATH = "/etc/nginx/nginx.conf"
+_CONFIG_VOLUME = "nginx-conf"
+_CACHE_VOLUME = "nginx-cache"
+_RUN_VOLUME = "nginx-run"
+
+
+def config_hash(text: str) -> str:
+    """Hash of a rendered nginx.conf for the pod-template annotation: the
+    first 16 hex digits of its SHA-256. Equal iff the texts are equal (up to
+    a 2**-64 collision chance); stable across processes and Python versions
+    (unlike ``hash()``)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def owner_reference(balancer: dict[str, Any]) -> dict[str, Any]:
+    """The controller ownerReference every child carries. ``metadata.uid`` is
+    always set on objects from the API server; a Balancer without one (e.g. a
+    sample file) yields ``uid: ""``, which the API server would reject."""
+    meta = balancer.get("metadata") or {}
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": names.KIND,
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _metadata(balancer: dict[str, Any], name: str, *, labelled: bool = True) -> dict[str, Any]:
+    meta = balancer.get("metadata") or {}
+    out: dict[str, Any] = {"name": name, "namespace": meta.get("namespace") or "default"}
+    if labelled:
+        out["labels"] = names.selector_labels(meta["name"])
+    out["ownerReferences"] = [owner_reference(balancer)]
+    return out
+
+
+def _protocol(port: dict[str, Any]) -> str:
+    return str(port.get("protocol") or "TCP")
+
+
+def _backend_selector(spec: dict[str, Any], backend: dict[str, Any]) -> dict[str, str]:
+    merged = dict(spec.get("selector") or {})
+    merged.update(backend.get("selector") or {})
+    return {key: str(merged[key]) for key in sorted(merged)}
+
+
+def backend_service(balancer: dict[str, Any], backend: dict[str, Any]) -> dict[str, Any]:
+    """The Service ``N-<backend>-backend`` that nginx proxies to for
+    ``backend`` (an item of ``spec.backends``)."""
+    name = balancer["metadata"]["name"]
+    spec = balancer["spec"]
+    ports = [
+        {
+            "name": port["name"],
+            "protocol": _protocol(port),
+            "port": port["port"],
+            "targetPort": port.get("targetPort", port["port"]),
+        }
+        for port in spec["ports"]
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(balancer, names.backend_service_name(name, backend["name"])),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": _backend_selector(spec, backend),
+            "ports": ports,
+        },
+    }
+
+
+def configmap(balancer: dict[str, Any], config: str | None = None) -> dict[str, Any]:
+    """The ConfigMap ``N-proxy-configmap`` holding nginx.conf (``config``,
+    rendered from ``balancer`` when not given)."""
+    text = render(balancer) if config is None else config
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata(balancer, names.configmap_name(balancer["metadata"]["name"])),
+        "data": {names.NGINX_CONF_KEY: text},
+    }
+
+
+def _probes(ports: list[dict[str, Any]]) -> dict[str, Any]:
+    """TCP readiness and liveness probes on the first TCP port. A UDP-only
+    Balancer gets none: kubelet has no UDP probe and nginx opens no TCP
+    socket then, so a TCP probe would always fail."""
+    tcp = [port["port"] for port in ports if _protocol(port) == "TCP"]
+    if not tcp:
+        return {}
+    return {
+        "readinessProbe": {
+            "tcpSocket": {"port": tcp[0]},
+            "periodSeconds": 5,
+            "timeoutSeconds": 1,
+            "failureThreshold": 3,
+        },
+        "livenessProbe": {
+            "tcpSocket": {"port": tcp[0]},
+            "initialDelaySeconds": 10,
+            "periodSeconds": 10,
+            "timeoutSeconds": 1,
+            "failureThreshold": 3,
+        },
+    }
+
+
+def deployment(
+    balancer: dict[str, Any],
+    config: str | None = None,
+    *,
+    nginx_image: str = names.DEFAULT_NGINX_IMAGE,
+) -> dict[str, Any]:
+    """The nginx Deployment ``N-proxy`` serving ``config`` (rendered from
+    ``balancer`` when not given) from the ConfigMap ``N-proxy-configmap``."""
+    name = balancer["metadata"]["name"]
+    ports = balancer["spec"]["ports"]
+    text = render(balancer) if config is None else config
+    container: dict[str, Any] = {
+        "name": names.NGINX_CONTAINER_NAME,
+        "image": nginx_image,
+        "command": ["nginx", "-g", "daemon off;"],
+        "ports": [{"containerPort": port["port"], "protocol": _protocol(port)} for port in ports],
+        **_probes(ports),
+        "resources": {
+            "requests": {"cpu": "50m", "memory": "32Mi"},
+            "limits": {"memory": "128Mi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [
+            {
+                "name": _CONFIG_VOLUME,
+                "mountPath": _NGINX_CONF_PATH,
+                "subPath": names.NGINX_CONF_KEY,
+                "readOnly": True,
+            },
+            {"name": _CACHE_VOLUME, "mountPath": "/var/cache/nginx"},
+            {"name": _RUN_VOLUME, "mountPath": "/var/run"},
+        ],
+    }
+    pod_security: dict[str, Any] = {
+        "runAsNonRoot": True,
+        "runAsUser": NGINX_UID,
+        "runAsGroup": NGINX_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    if any(port["port"] < 1024 for port in ports):
+        pod_security["sysctls"] = [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(balancer, names.deployment_name(name)),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": names.selector_labels(name)},
+            "template": {
+                "metadata": {
+                    "labels": names.selector_labels(name),
+                    "annotations": {names.ANNOTATION_CONFIGMAP_HASH: config_hash(text)},
+                },
+                "spec": {
+                    "automountServiceAccountToken": False,
+                    "enableServiceLinks": False,
+                    "securityContext": pod_security,
+                    "containers": [container],
+                    "volumes": [
+                        {
+                            "name": _CONFIG_VOLUME,
+                            "configMap": {"name": names.configmap_name(name)},
+                        },
+                        {"name": _CACHE_VOLUME, "emptyDir": {}},
+                        {"name": _RUN_VOLUME, "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def frontend_service(balancer: dict[str, Any]) -> dict[str, Any]:
+    """The front-end Service ``N`` (unlabelled) in front of the nginx pods."""
+    name = balancer["metadata"]["name"]
+    ports = [
+        {
+            "name": port["name"],
+            "protocol": _protocol(port),
+            "port": port["port"],
+            "targetPort": port["port"],
+        }
+        for port in balancer["spec"]["ports"]
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(balancer, names.frontend_service_name(name), labelled=False),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": names.selector_labels(name),
+            "ports": ports,
+        },
+    }
+
+
+def desired_children(
+    balancer: dict[str, Any], *, nginx_image: str = names.DEFAULT_NGINX_IMAGE
+) -> list[dict[str, Any]]:
+    """All children of ``balancer``: backend Services (spec order), the
+    ConfigMap, the Deployment (image ``nginx_image``), the front Service.
+
+    Raises ``ValueError`` (message: the ``validate()`` messages joined by
+    "; ") if the spec is invalid; callers validate first and report the
+    messages as a condition and an event instead of calling this.
+    """
+    problems = validate(balancer)
+    if problems:
+        raise ValueError("invalid Balancer: " + "; ".join(problems))
+    text = render(balancer)
+    return [
+        *(backend_service(balancer, backend) for backend in balancer["spec"]["backends"]),
+        configmap(balancer, text),
+        deployment(balancer, text, nginx_image=nginx_image),
+        frontend_service(balancer),
+    ]
