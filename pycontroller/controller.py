@@ -1,0 +1,323 @@
+"""Controller: worker threads draining a rate-limited workqueue into a sync function.
+
+This is sample-controller's skeleton and controller-runtime's reconcile
+handler in one place::
+
+    run(workers, stop)
+      -> wait for caches (every ``has_synced`` callable returns True)
+      -> ``workers`` threads, each: while process_next_work_item(): pass
+      -> stop set: queue.shut_down_with_drain() (in-flight syncs finish),
+         join the workers, return
+
+``process_next_work_item`` is the one worker-boundary function and holds all
+retry policy:
+
+- ``done(key)`` always, whatever happens;
+- ``sync`` returned ``None`` or ``Result()``: ``forget(key)`` (its backoff resets);
+- ``sync`` raised: ``add_rate_limited(key)`` (logged with the controller name,
+  the key and the traceback), unless ``max_retries`` is set and the key has
+  already been requeued that many times, in which case it is dropped with
+  ``forget`` and an error log;
+- ``Result(requeue_after=s)`` with ``s > 0``: ``forget(key)`` then
+  ``add_after(key, s)``;
+- ``Result(requeue=True)``: ``add_rate_limited(key)`` (backoff grows; the
+  ``max_retries`` limit applies only to errors, an explicit requeue is the
+  sync function's own decision).
+
+It is the only catch-all ``except Exception`` in the library: an exception in
+``sync`` never kills a worker. The queue guarantees that one key is never
+handed to two workers at once, so ``sync`` needs no per-key locking.
+
+Metrics (prometheus-client default registry, label ``controller``) use
+controller-runtime's names: ``controller_runtime_reconcile_total{controller,
+result}`` with result ``success``/``error``/``requeue``/``requeue_after``,
+``controller_runtime_reconcile_errors_total``,
+``controller_runtime_reconcile_time_seconds`` (histogram),
+``controller_runtime_active_workers`` and
+``controller_runtime_max_concurrent_reconciles``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, cast
+
+import prometheus_client
+from prometheus_client import Counter, Gauge, Histogram
+
+from pycontroller.clock import REAL_CLOCK, Clock
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Controller", "Result", "WorkQueue"]
+
+# How often run() re-checks has_synced while waiting for caches (client-go polls every 100 ms).
+_CACHE_SYNC_POLL = 0.1
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a sync function asks the controller to do with its key next.
+
+    ``requeue_after > 0`` wins over ``requeue``: the key is processed again
+    after that many seconds and its failure backoff is reset. ``requeue=True``
+    re-adds the key through the rate limiter (growing backoff). Returning
+    ``None`` is the same as ``Result()``: done, backoff reset.
+    """
+
+    requeue: bool = False
+    requeue_after: float = 0
+
+
+class WorkQueue(Protocol):
+    """The part of ``pycontroller.workqueue.RateLimitingQueue`` a Controller uses."""
+
+    def get(self, timeout: float | None = None) -> tuple[Any, bool]: ...
+
+    def done(self, item: Any) -> None: ...
+
+    def forget(self, item: Any) -> None: ...
+
+    def add_rate_limited(self, item: Any) -> None: ...
+
+    def add_after(self, item: Any, delay: float) -> None: ...
+
+    def num_requeues(self, item: Any) -> int: ...
+
+    def shut_down(self) -> None: ...
+
+    def shut_down_with_drain(self) -> None: ...
+
+    def shutting_down(self) -> bool: ...
+
+
+# Reconcile duration buckets, as controller-runtime.
+_RECONCILE_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
+    0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0,
+    15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+)  # fmt: skip
+
+_M = TypeVar("_M", Counter, Gauge, Histogram)
+
+
+def _register(factory: Callable[[], _M], name: str) -> _M:
+    """Create a collector in the default registry, or return the one already there.
+
+    Guards against double registration (module reloads, importlib test
+    imports): prometheus-client raises ValueError on a duplicate name.
+    """
+    try:
+        return factory()
+    except ValueError:
+        existing = prometheus_client.REGISTRY._names_to_collectors.get(name)
+        if existing is None:
+            raise
+        return cast(_M, existing)
+
+
+RECONCILE_TOTAL: Counter = _register(
+    lambda: Counter(
+        "controller_runtime_reconcile_total",
+        "Total number of reconciliations per controller",
+        ["controller", "result"],
+    ),
+    "controller_runtime_reconcile_total",
+)
+RECONCILE_ERRORS: Counter = _register(
+    lambda: Counter(
+        "controller_runtime_reconcile_errors_total",
+        "Total number of reconciliation errors per controller",
+        ["controller"],
+    ),
+    "controller_runtime_reconcile_errors_total",
+)
+RECONCILE_TIME: Histogram = _register(
+    lambda: Histogram(
+        "controller_runtime_reconcile_time_seconds",
+        "Length of time per reconciliation per controller",
+        ["controller"],
+        buckets=_RECONCILE_BUCKETS,
+    ),
+    "controller_runtime_reconcile_time_seconds",
+)
+ACTIVE_WORKERS: Gauge = _register(
+    lambda: Gauge(
+        "controller_runtime_active_workers",
+        "Number of currently used workers per controller",
+        ["controller"],
+    ),
+    "controller_runtime_active_workers",
+)
+MAX_CONCURRENT_RECONCILES: Gauge = _register(
+    lambda: Gauge(
+        "controller_runtime_max_concurrent_reconciles",
+        "Maximum number of concurrent reconciles per controller",
+        ["controller"],
+    ),
+    "controller_runtime_max_concurrent_reconciles",
+)
+
+
+class Controller:
+    """Runs ``sync(key)`` for keys taken from ``queue`` on worker threads.
+
+    ``queue`` is owned by the controller once ``run`` starts: ``run`` shuts it
+    down when ``stop`` is set, so do not share one queue between controllers.
+    Event handlers add keys to ``queue`` (usually ``"ns/name"`` strings).
+    ``has_synced`` callables (informers' ``has_synced``) must all return True
+    before any worker starts, so ``sync`` never acts on a partial cache.
+
+    ``sync`` is user code: it is called without any controller lock held and
+    may block; keep it level-based (read the desired state, converge).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        queue: WorkQueue,
+        sync: Callable[[str], Result | None],
+        has_synced: Iterable[Callable[[], bool]] = (),
+        max_retries: int | None = None,
+        *,
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        if not name:
+            raise ValueError("controller name must not be empty")
+        if max_retries is not None and max_retries < 0:
+            raise ValueError("max_retries must be >= 0 or None")
+        self.name = name
+        self.queue = queue
+        self._sync = sync
+        self._has_synced = tuple(has_synced)
+        self._max_retries = max_retries
+        self._clock = clock
+        self._reconcile_total = {
+            result: RECONCILE_TOTAL.labels(controller=name, result=result)
+            for result in ("success", "error", "requeue", "requeue_after")
+        }
+        self._reconcile_errors = RECONCILE_ERRORS.labels(controller=name)
+        self._reconcile_time = RECONCILE_TIME.labels(controller=name)
+        self._active_workers = ACTIVE_WORKERS.labels(controller=name)
+        self._max_concurrent = MAX_CONCURRENT_RECONCILES.labels(controller=name)
+        self._started = False
+        self._lock = threading.Lock()
+
+    def run(self, workers: int, stop: threading.Event) -> None:
+        """Block until ``stop`` is set, then drain in-flight work and return.
+
+        Waits for caches first; if ``stop`` is set while waiting, shuts the
+        queue down and returns without starting workers. Returns early if the
+        queue is shut down by someone else and every worker has exited.
+        Calling ``run`` twice on one Controller raises RuntimeError.
+        """
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        with self._lock:
+            if self._started:
+                raise RuntimeError(f"controller {self.name!r} was already started")
+            self._started = True
+        logger.info("Starting controller %s", self.name)
+        try:
+            if not self._wait_for_caches(stop):
+                logger.info("Controller %s stopped before caches synced", self.name)
+                return
+            self._max_concurrent.set(workers)
+            threads = [
+                threading.Thread(target=self._worker, name=f"{self.name}-worker-{i}", daemon=True)
+                for i in range(workers)
+            ]
+            logger.info("Starting %d workers for controller %s", workers, self.name)
+            for t in threads:
+                t.start()
+            while not stop.wait(0.2):
+                if not any(t.is_alive() for t in threads):
+                    logger.info("All workers of controller %s exited", self.name)
+                    break
+            logger.info("Shutting down controller %s, waiting for in-flight work", self.name)
+            self.queue.shut_down_with_drain()
+            for t in threads:
+                t.join()
+            logger.info("Controller %s stopped", self.name)
+        finally:
+            # No-op when already shut down; makes get() return (None, True) for
+            # anyone else still reading the queue.
+            self.queue.shut_down()
+
+    def _wait_for_caches(self, stop: threading.Event) -> bool:
+        if not self._has_synced:
+            return not stop.is_set()
+        logger.info("Waiting for caches to sync for controller %s", self.name)
+        while not stop.is_set():
+            if all(fn() for fn in self._has_synced):
+                logger.info("Caches are synced for controller %s", self.name)
+                return True
+            stop.wait(_CACHE_SYNC_POLL)
+        return False
+
+    def _worker(self) -> None:
+        while self.process_next_work_item():
+            pass
+
+    def process_next_work_item(self) -> bool:
+        """Take one key, sync it, apply the retry policy. False once the queue is shut down."""
+        key, shutdown = self.queue.get()
+        if shutdown:
+            return False
+        self._active_workers.inc()
+        try:
+            self._reconcile_handler(key)
+        finally:
+            self._active_workers.dec()
+            self.queue.done(key)
+        return True
+
+    def _reconcile_handler(self, key: Any) -> None:
+        start = self._clock.now()
+        try:
+            result = self._sync(key)
+        except Exception:  # the library's one catch-all: user code must never kill a worker
+            self._reconcile_time.observe(max(self._clock.now() - start, 0.0))
+            self._reconcile_errors.inc()
+            self._reconcile_total["error"].inc()
+            requeues = self.queue.num_requeues(key)
+            if self._max_retries is not None and requeues >= self._max_retries:
+                logger.error(
+                    "Controller %s: dropping key %r out of the queue after %d retries",
+                    self.name,
+                    key,
+                    requeues,
+                    exc_info=True,
+                )
+                self.queue.forget(key)
+                return
+            logger.error(
+                "Controller %s: error syncing key %r, requeuing (retry %d)",
+                self.name,
+                key,
+                requeues + 1,
+                exc_info=True,
+            )
+            self.queue.add_rate_limited(key)
+            return
+        self._reconcile_time.observe(max(self._clock.now() - start, 0.0))
+        if result is None:
+            result = Result()
+        if result.requeue_after > 0:
+            self.queue.forget(key)
+            self.queue.add_after(key, result.requeue_after)
+            self._reconcile_total["requeue_after"].inc()
+            logger.debug(
+                "Controller %s: key %r requeued after %ss", self.name, key, result.requeue_after
+            )
+        elif result.requeue:
+            self.queue.add_rate_limited(key)
+            self._reconcile_total["requeue"].inc()
+            logger.debug("Controller %s: key %r requeued (rate limited)", self.name, key)
+        else:
+            self.queue.forget(key)
+            self._reconcile_total["success"].inc()
+            logger.debug("Controller %s: successfully synced key %r", self.name, key)

@@ -1,0 +1,700 @@
+"""Event recording: client-go's ``tools/record`` (EventRecorder + EventCorrelator).
+
+``EventRecorder.event(obj, type, reason, message)`` builds a core/v1 Event
+about ``obj`` and hands it to a background thread through a bounded queue;
+the caller never blocks and never sees an exception (a full queue, an
+unsupported type or an object without a name are logged and dropped).
+
+The background thread runs every event through the ``EventCorrelator``:
+
+1. aggregate: 10 distinct messages for the same object/type/reason within
+   600 s turn into one event "(combined from similar events): <message>";
+2. count/dedup: an event identical to one already written (same source,
+   object, fieldPath, type, reason, message) becomes a PATCH of ``count``,
+   ``lastTimestamp`` and ``message`` on the first Event instead of a new one;
+3. spam filter: a token bucket per source+object+type (burst 25, one token
+   per 300 s) drops the excess. Dropped events still increment the count
+   kept in step 2, as in client-go.
+
+Then it writes: PATCH when the correlator says the event was seen before
+(CREATE if that PATCH answers 404), CREATE otherwise; the server's reply
+updates the correlator. Transport errors, 429 and 5xx are retried (up to
+``max_tries`` attempts, ``retry_interval`` apart, the first sleep randomised);
+other API errors drop the event. (client-go drops every status error; retrying
+429/5xx is our deliberate deviation, since the API server asks for a retry.)
+
+``flush(timeout)`` waits until every accepted event has been written or
+dropped, so tests need not sleep; ``shutdown()`` flushes and stops the thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import logging
+import queue
+import random
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import urllib3
+
+from pycontroller.clock import REAL_CLOCK, Clock
+from pycontroller.errors import AlreadyExistsError, ApiError, NotFoundError
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "EVENT_TYPE_NORMAL",
+    "EVENT_TYPE_WARNING",
+    "CorrelationResult",
+    "EventCorrelator",
+    "EventRecorder",
+    "EventSink",
+    "FakeRecorder",
+    "Recorder",
+]
+
+EVENT_TYPE_NORMAL = "Normal"
+EVENT_TYPE_WARNING = "Warning"
+_VALID_TYPES = frozenset({EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING})
+
+# client-go defaults (tools/record/events_cache.go, event.go).
+DEFAULT_LRU_SIZE = 4096
+DEFAULT_AGGREGATE_MAX_EVENTS = 10
+DEFAULT_AGGREGATE_INTERVAL = 600.0
+DEFAULT_SPAM_BURST = 25
+DEFAULT_SPAM_QPS = 1.0 / 300.0
+DEFAULT_QUEUE_SIZE = 1000
+DEFAULT_MAX_TRIES = 12
+DEFAULT_RETRY_INTERVAL = 10.0
+
+AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): "
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+Event = dict[str, Any]
+
+
+def _format_time(epoch: float) -> str:
+    """metav1.Time: RFC 3339, second precision, UTC."""
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_name_lock = threading.Lock()
+_last_name_ns = 0
+
+
+def _unique_name_suffix(clock: Clock) -> str:
+    """Hex nanoseconds of ``clock.time()``, strictly increasing within the process.
+
+    client-go uses the raw UnixNano; two events about one object in the same
+    nanosecond (or under a fake clock that did not move) would then share a
+    name and the second create would fail with AlreadyExists.
+    """
+    global _last_name_ns
+    with _name_lock:
+        ns = max(int(clock.time() * 1e9), _last_name_ns + 1)
+        _last_name_ns = ns
+    return f"{ns:x}"
+
+
+def _ref(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = event.get("involvedObject")
+    return ref if isinstance(ref, Mapping) else {}
+
+
+def _source(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    src = event.get("source")
+    return src if isinstance(src, Mapping) else {}
+
+
+def get_event_key(event: Mapping[str, Any]) -> str:
+    """client-go ``getEventKey``: everything that makes two events identical."""
+    ref, src = _ref(event), _source(event)
+    return "".join(
+        str(x or "")
+        for x in (
+            src.get("component"),
+            src.get("host"),
+            ref.get("kind"),
+            ref.get("namespace"),
+            ref.get("name"),
+            ref.get("fieldPath"),
+            ref.get("uid"),
+            ref.get("apiVersion"),
+            event.get("type"),
+            event.get("reason"),
+            event.get("message"),
+        )
+    )
+
+
+def get_spam_key(event: Mapping[str, Any]) -> str:
+    """client-go ``getSpamKey``: source + object + type (no reason, no message)."""
+    ref, src = _ref(event), _source(event)
+    return "".join(
+        str(x or "")
+        for x in (
+            src.get("component"),
+            src.get("host"),
+            ref.get("kind"),
+            ref.get("namespace"),
+            ref.get("name"),
+            ref.get("uid"),
+            ref.get("apiVersion"),
+            event.get("type"),
+        )
+    )
+
+
+def aggregate_by_reason(event: Mapping[str, Any]) -> tuple[str, str]:
+    """client-go ``EventAggregatorByReasonFunc``: (aggregate key, local key = message)."""
+    ref, src = _ref(event), _source(event)
+    key = "".join(
+        str(x or "")
+        for x in (
+            src.get("component"),
+            src.get("host"),
+            ref.get("kind"),
+            ref.get("namespace"),
+            ref.get("name"),
+            ref.get("uid"),
+            ref.get("apiVersion"),
+            event.get("type"),
+            event.get("reason"),
+            event.get("reportingComponent"),
+            event.get("reportingInstance"),
+        )
+    )
+    return key, str(event.get("message") or "")
+
+
+class _LRU:
+    """A small LRU map (client-go uses golang-lru with 4096 entries)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._data: collections.OrderedDict[str, Any] = collections.OrderedDict()
+
+    def get(self, key: str) -> Any | None:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def add(self, key: str, value: Any) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self._size:
+            self._data.popitem(last=False)
+
+
+class _TokenBucket:
+    """Passive token bucket (``TryAccept`` only); starts full."""
+
+    def __init__(self, qps: float, burst: int, now: float) -> None:
+        self._qps = qps
+        self._burst = float(burst)
+        self._tokens = float(burst)
+        self._last = now
+
+    def try_accept(self, now: float) -> bool:
+        elapsed = max(now - self._last, 0.0)
+        self._last = now
+        self._tokens = min(self._burst, self._tokens + elapsed * self._qps)
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        return False
+
+
+@dataclass
+class _AggregateRecord:
+    local_keys: set[str]
+    last_timestamp: float
+
+
+@dataclass
+class _EventLog:
+    count: int
+    first_timestamp: str
+    name: str
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class CorrelationResult:
+    """``event`` to write; ``patch`` (a merge patch) when it updates an existing Event; ``skip``."""
+
+    event: Event
+    patch: dict[str, Any] | None
+    skip: bool
+
+
+class EventCorrelator:
+    """client-go's EventCorrelator: aggregate, then count/dedup, then spam-filter.
+
+    Not safe for concurrent use without its internal lock (it has one; the
+    recorder's single background thread is the only caller in practice).
+    ``correlate`` may return a *new* event dict (aggregation, or a copy with
+    count/name taken from the cache); it never mutates its argument.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock = REAL_CLOCK,
+        lru_size: int = DEFAULT_LRU_SIZE,
+        max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS,
+        max_interval: float = DEFAULT_AGGREGATE_INTERVAL,
+        spam_burst: int = DEFAULT_SPAM_BURST,
+        spam_qps: float = DEFAULT_SPAM_QPS,
+        spam_key_func: Callable[[Mapping[str, Any]], str] = get_spam_key,
+        aggregate_key_func: Callable[[Mapping[str, Any]], tuple[str, str]] = aggregate_by_reason,
+    ) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._aggregate_cache = _LRU(lru_size)
+        self._log_cache = _LRU(lru_size)
+        self._spam_cache = _LRU(lru_size)
+        self._max_events = max_events
+        self._max_interval = max_interval
+        self._spam_burst = spam_burst
+        self._spam_qps = spam_qps
+        self._spam_key_func = spam_key_func
+        self._aggregate_key_func = aggregate_key_func
+
+    def correlate(self, event: Mapping[str, Any]) -> CorrelationResult:
+        with self._lock:
+            aggregated, key = self._aggregate_locked(event)
+            observed, patch = self._observe_locked(aggregated, key)
+            skip = not self._spam_accept_locked(observed)
+            return CorrelationResult(observed, patch, skip)
+
+    def update_state(self, event: Mapping[str, Any]) -> None:
+        """Remember the server's view (name, resourceVersion, count) of a written Event."""
+        meta = event.get("metadata") or {}
+        with self._lock:
+            self._log_cache.add(
+                get_event_key(event),
+                _EventLog(
+                    count=int(event.get("count") or 1),
+                    first_timestamp=str(event.get("firstTimestamp") or ""),
+                    name=str(meta.get("name") or ""),
+                    resource_version=str(meta.get("resourceVersion") or ""),
+                ),
+            )
+
+    def _aggregate_locked(self, event: Mapping[str, Any]) -> tuple[Event, str]:
+        agg_key, local_key = self._aggregate_key_func(event)
+        now = self._clock.now()
+        record: _AggregateRecord | None = self._aggregate_cache.get(agg_key)
+        if record is None or now - record.last_timestamp > self._max_interval:
+            record = _AggregateRecord(set(), now)
+        record.local_keys.add(local_key)
+        record.last_timestamp = now
+        self._aggregate_cache.add(agg_key, record)
+        if len(record.local_keys) < self._max_events:
+            return dict(event), get_event_key(event)
+        # Too many similar events: keep the set bounded and emit the combined event.
+        record.local_keys.pop()
+        ts = _format_time(self._clock.time())
+        ref = dict(_ref(event))
+        meta = event.get("metadata") or {}
+        combined: Event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{ref.get('name', '')}.{_unique_name_suffix(self._clock)}",
+                "namespace": meta.get("namespace", ""),
+            },
+            "involvedObject": ref,
+            "reason": event.get("reason", ""),
+            "message": AGGREGATE_MESSAGE_PREFIX + str(event.get("message") or ""),
+            "source": dict(_source(event)),
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "count": 1,
+            "type": event.get("type", ""),
+        }
+        for field in ("reportingComponent", "reportingInstance"):
+            if event.get(field):
+                combined[field] = event[field]
+        return combined, agg_key
+
+    def _observe_locked(self, event: Event, key: str) -> tuple[Event, dict[str, Any] | None]:
+        patch: dict[str, Any] | None = None
+        last: _EventLog | None = self._log_cache.get(key)
+        if last is not None:
+            meta = dict(event.get("metadata") or {})
+            meta["name"] = last.name
+            meta["resourceVersion"] = last.resource_version
+            event = dict(event, metadata=meta)
+            event["count"] = last.count + 1
+            event["firstTimestamp"] = last.first_timestamp
+            # The strategic two-way patch client-go computes from {count: 0,
+            # lastTimestamp: zero, message: ""} carries exactly these fields.
+            patch = {
+                "count": event["count"],
+                "lastTimestamp": event.get("lastTimestamp"),
+                "message": event.get("message", ""),
+            }
+        meta = event.get("metadata") or {}
+        self._log_cache.add(
+            key,
+            _EventLog(
+                count=int(event.get("count") or 1),
+                first_timestamp=str(event.get("firstTimestamp") or ""),
+                name=str(meta.get("name") or ""),
+                resource_version=str(meta.get("resourceVersion") or ""),
+            ),
+        )
+        return event, patch
+
+    def _spam_accept_locked(self, event: Event) -> bool:
+        key = self._spam_key_func(event)
+        now = self._clock.now()
+        bucket: _TokenBucket | None = self._spam_cache.get(key)
+        if bucket is None:
+            bucket = _TokenBucket(self._spam_qps, self._spam_burst, now)
+            self._spam_cache.add(key, bucket)
+        return bucket.try_accept(now)
+
+
+class EventSink(Protocol):
+    """Where events are written: ``pycontroller.ResourceClient`` for core/v1 events fits."""
+
+    def create(self, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]: ...
+
+    def patch(
+        self, name: str, patch: Any, namespace: str | None = None, patch_type: str = "merge"
+    ) -> dict[str, Any]: ...
+
+
+class Recorder(Protocol):
+    """The recording seam controllers depend on (``EventRecorder``, ``FakeRecorder``)."""
+
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
+
+    def eventf(
+        self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any
+    ) -> None: ...
+
+
+def _sprintf(fmt: str, args: tuple[Any, ...]) -> str:
+    if not args:
+        return fmt
+    try:
+        return fmt % args
+    except (TypeError, ValueError, KeyError):
+        logger.warning("Bad event message format %r for args %r", fmt, args)
+        return f"{fmt} {args!r}"
+
+
+def object_reference(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The involvedObject for ``obj``: an API object dict, or an ObjectReference dict.
+
+    Returns None when no name can be found (the event is then dropped).
+    """
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping):
+        ref: dict[str, Any] = {
+            "kind": obj.get("kind", ""),
+            "apiVersion": obj.get("apiVersion", ""),
+            "namespace": meta.get("namespace", ""),
+            "name": meta.get("name", ""),
+            "uid": meta.get("uid", ""),
+            "resourceVersion": meta.get("resourceVersion", ""),
+        }
+    else:
+        fields = ("kind", "apiVersion", "namespace", "name", "uid", "resourceVersion", "fieldPath")
+        ref = {f: obj[f] for f in fields if f in obj}
+    ref = {k: v for k, v in ref.items() if v}
+    if not ref.get("name"):
+        return None
+    return ref
+
+
+class EventRecorder:
+    """Records core/v1 Events about objects, as client-go's recorder + broadcaster + sink.
+
+    ``api_client`` is a ``kubernetes.client.ApiClient`` (events are written
+    through a ``ResourceClient`` for core/v1 events); tests may pass ``sink=``
+    instead. ``component`` is the event source (``source.component`` and
+    ``reportingComponent``); ``host`` the optional ``source.host`` /
+    ``reportingInstance``.
+
+    Thread-safe; ``event`` and ``eventf`` never block and never raise. After
+    ``shutdown()`` further events are dropped (with a debug log).
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        component: str,
+        *,
+        host: str = "",
+        clock: Clock = REAL_CLOCK,
+        queue_size: int = DEFAULT_QUEUE_SIZE,
+        sink: EventSink | None = None,
+        correlator: EventCorrelator | None = None,
+        max_tries: int = DEFAULT_MAX_TRIES,
+        retry_interval: float = DEFAULT_RETRY_INTERVAL,
+    ) -> None:
+        if not component:
+            raise ValueError("component must not be empty")
+        if sink is None:
+            from pycontroller.client import ResourceClient
+
+            sink = ResourceClient(api_client, "", "v1", "events")
+        self.component = component
+        self.host = host
+        self._clock = clock
+        self._sink = sink
+        self._correlator = correlator or EventCorrelator(clock=clock)
+        self._max_tries = max(1, max_tries)
+        self._retry_interval = retry_interval
+        self._queue: queue.Queue[Event | None] = queue.Queue(maxsize=max(1, queue_size))
+        self._cond = threading.Condition()
+        self._pending = 0  # accepted events not yet written or dropped
+        self._closed = False
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(
+            target=self._loop, name=f"event-recorder-{component}", daemon=True
+        )
+        self._thread.start()
+
+    # -- public API -------------------------------------------------------
+
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+        """Record an event about ``obj``; ``type`` is "Normal" or "Warning"."""
+        self._generate(obj, None, type, reason, message)
+
+    def eventf(self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any) -> None:
+        """``event`` with ``message = fmt % args``."""
+        self._generate(obj, None, type, reason, _sprintf(fmt, args))
+
+    def annotated_eventf(
+        self,
+        obj: Mapping[str, Any],
+        annotations: Mapping[str, str],
+        type: str,
+        reason: str,
+        fmt: str,
+        *args: Any,
+    ) -> None:
+        """``eventf`` with annotations on the Event object."""
+        self._generate(obj, annotations, type, reason, _sprintf(fmt, args))
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait (real time) until every accepted event is written or dropped. False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending == 0, timeout)
+
+    def shutdown(self, timeout: float | None = 10.0) -> None:
+        """Stop accepting events, flush for up to ``timeout`` s, then stop the thread.
+
+        Events still queued after the timeout are dropped; retries in progress
+        are abandoned. Idempotent.
+        """
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+        if not self.flush(timeout):
+            logger.warning("Event recorder %s: shutting down with unwritten events", self.component)
+        self._stopping.set()
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    stop = shutdown
+
+    # -- building ---------------------------------------------------------
+
+    def _generate(
+        self,
+        obj: Mapping[str, Any],
+        annotations: Mapping[str, str] | None,
+        type: str,
+        reason: str,
+        message: str,
+    ) -> None:
+        if not isinstance(obj, Mapping):
+            logger.error("Could not construct reference to %r, will not report event", obj)
+            return
+        ref = object_reference(obj)
+        if ref is None:
+            logger.error(
+                "Could not construct reference to object without a name, will not report event:"
+                " %s %s %s",
+                type,
+                reason,
+                message,
+            )
+            return
+        if type not in _VALID_TYPES:
+            logger.error("Unsupported event type: %r (reason %s)", type, reason)
+            return
+        event = self._make_event(ref, annotations, type, reason, message)
+        with self._cond:
+            if self._closed:
+                logger.debug(
+                    "Event recorder %s is shut down, dropping event %s", self.component, reason
+                )
+                return
+            try:
+                self._queue.put_nowait(event)
+            except queue.Full:
+                logger.error(
+                    "Event recorder %s: queue full, dropping event %s/%s %s: %s",
+                    self.component,
+                    ref.get("namespace", ""),
+                    ref.get("name", ""),
+                    reason,
+                    message,
+                )
+                return
+            self._pending += 1
+
+    def _make_event(
+        self,
+        ref: dict[str, Any],
+        annotations: Mapping[str, str] | None,
+        type: str,
+        reason: str,
+        message: str,
+    ) -> Event:
+        now = self._clock.time()
+        name = f"{ref['name']}.{_unique_name_suffix(self._clock)}"
+        if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+            name = str(uuid.uuid4())
+        meta: dict[str, Any] = {"name": name, "namespace": ref.get("namespace") or "default"}
+        if annotations:
+            meta["annotations"] = dict(annotations)
+        ts = _format_time(now)
+        source = {"component": self.component}
+        if self.host:
+            source["host"] = self.host
+        event: Event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": meta,
+            "involvedObject": ref,
+            "reason": reason,
+            "message": message,
+            "source": source,
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "count": 1,
+            "type": type,
+            "reportingComponent": self.component,
+        }
+        if self.host:
+            event["reportingInstance"] = self.host
+        return event
+
+    # -- writing (background thread) ---------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            event = self._queue.get()
+            if event is None:
+                return
+            try:
+                if not self._stopping.is_set():
+                    self._record_to_sink(event)
+            finally:
+                with self._cond:
+                    self._pending -= 1
+                    if self._pending == 0:
+                        self._cond.notify_all()
+
+    def _record_to_sink(self, event: Event) -> None:
+        result = self._correlator.correlate(event)
+        if result.skip:
+            logger.debug(
+                "Event recorder %s: spam filter dropped event %s", self.component, event["reason"]
+            )
+            return
+        tries = 0
+        while True:
+            if self._write(result.event, result.patch):
+                return
+            tries += 1
+            if tries >= self._max_tries:
+                logger.error(
+                    "Event recorder %s: unable to write event %s after %d tries, giving up",
+                    self.component,
+                    result.event["metadata"]["name"],
+                    tries,
+                )
+                return
+            delay = self._retry_interval * (random.random() if tries == 1 else 1.0)
+            if self._clock.sleep(delay, self._stopping):
+                logger.debug("Event recorder %s: stopping, abandoning retries", self.component)
+                return
+
+    def _write(self, event: Event, patch: dict[str, Any] | None) -> bool:
+        """One attempt. True when done (written or dropped for good), False to retry."""
+        namespace = event["metadata"]["namespace"]
+        name = event["metadata"]["name"]
+        try:
+            written: dict[str, Any] | None = None
+            if patch is not None and int(event.get("count") or 1) > 1:
+                try:
+                    written = self._sink.patch(name, patch, namespace=namespace)
+                except NotFoundError:
+                    written = None
+            if written is None:
+                body = dict(event)
+                body["metadata"] = {
+                    k: v for k, v in event["metadata"].items() if k != "resourceVersion"
+                }
+                written = self._sink.create(body, namespace=namespace)
+        except AlreadyExistsError as err:
+            logger.debug("Server rejected event %s/%s (will not retry): %s", namespace, name, err)
+            return True
+        except ApiError as err:
+            if err.status == 429 or err.status >= 500:
+                logger.warning(
+                    "Unable to write event %s/%s (may retry after sleeping): %s",
+                    namespace,
+                    name,
+                    err,
+                )
+                return False
+            logger.error("Server rejected event %s/%s (will not retry): %s", namespace, name, err)
+            return True
+        except (OSError, urllib3.exceptions.HTTPError) as err:
+            logger.warning(
+                "Unable to write event %s/%s (may retry after sleeping): %s", namespace, name, err
+            )
+            return False
+        if isinstance(written, Mapping):
+            self._correlator.update_state(written)
+        return True
+
+
+class FakeRecorder:
+    """A Recorder for tests: appends ``"<type> <reason> <message>"`` to ``events``.
+
+    Unlike EventRecorder it has no correlation, no spam filter and no
+    background thread. ``events`` is a plain list guarded by a lock; read
+    it after the code under test returned.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.events: list[str] = []
+
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
+        with self._lock:
+            self.events.append(f"{type} {reason} {message}")
+
+    def eventf(self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any) -> None:
+        self.event(obj, type, reason, _sprintf(fmt, args))
