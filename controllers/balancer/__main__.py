@@ -81,25 +81,21 @@ def find_repo_file(relative: Path) -> Path:
     raise FileNotFoundError(f"cannot find {relative} near {here} or in {Path.cwd()}")
 
 
-def _parse_bind(address: str) -> tuple[str, int] | None:
-    """``host:port`` / ``:port`` -> (host, port); ``"0"`` or ``""`` -> None (disabled)."""
-    if address in ("", "0"):
-        return None
-    host, _, port = address.rpartition(":")
-    return host.strip("[]"), int(port)
-
-
 def _serve(kind: str, address: str, ready: Callable[[], bool]) -> Any:
-    """Start one metrics/health HTTP server; log the port actually bound."""
-    from pycontroller.server import serve_metrics_and_health
+    """Start one metrics/health HTTP server; log the port actually bound.
 
-    bind = _parse_bind(address)
-    if bind is None:
+    ``"0"`` or ``""`` disables the server (controller-runtime's convention);
+    a port of 0 in ``host:0`` asks the OS for a free port, which is logged as
+    ``serving <kind> on HOST:PORT`` so a caller can find it.
+    """
+    from pycontroller.server import parse_bind_address, serve_metrics_and_health
+
+    if address.strip() in ("", "0"):
         logger.info("%s server disabled", kind)
         return None
-    host, port = bind
-    server = serve_metrics_and_health(f"{host}:{port}", readiness_checks={"informers": ready})
-    logger.info("serving %s on %s:%s", kind, host or "0.0.0.0", server.port)
+    host, _ = parse_bind_address(address)
+    server = serve_metrics_and_health(address, readiness_checks={"informers-synced": ready})
+    logger.info("serving %s on %s:%s", kind, host, server.port)
     return server
 
 
@@ -123,34 +119,33 @@ def _start_embedded(workdir: Path) -> Any:
 def _run_leader_elected(
     api_client: Any, args: argparse.Namespace, bc: BalancerController, stop: threading.Event
 ) -> int:
+    """Campaign for the Lease; run the workers while leading. 1 if leadership was lost."""
     from pycontroller.leaderelection import LeaderElector, LeaseLock
 
     identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
     namespace = args.leader_election_namespace or args.namespace or "default"
-    lock = LeaseLock(api_client, namespace, args.leader_election_id, identity)
+    lease = args.leader_election_id
+    lock = LeaseLock(api_client, namespace, lease, identity)
     lost = threading.Event()
-    workers_done = threading.Event()
 
-    def started_leading(*_: Any) -> None:
-        logger.info("became leader lease=%s/%s identity=%s", namespace, lock_name, identity)
-        try:
-            bc.run_workers(args.workers, stop)
-        finally:
-            workers_done.set()
+    def started_leading(stop_leading: threading.Event) -> None:
+        logger.info("became leader lease=%s/%s identity=%s", namespace, lease, identity)
+        bc.run_workers(args.workers, stop_leading)
 
-    def stopped_leading(*_: Any) -> None:
+    def stopped_leading() -> None:
         if not stop.is_set():
-            logger.error("lost leadership lease=%s/%s; stopping", namespace, lock_name)
+            logger.error("lost leadership lease=%s/%s identity=%s", namespace, lease, identity)
             lost.set()
             stop.set()
 
-    lock_name = args.leader_election_id
     elector = LeaderElector(
         lock,
         on_started_leading=started_leading,
         on_stopped_leading=stopped_leading,
         release_on_cancel=True,
+        name=lease,
     )
+    logger.info("waiting for leadership lease=%s/%s identity=%s", namespace, lease, identity)
     elector.run(stop)
     return 1 if lost.is_set() else 0
 
@@ -184,13 +179,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         _serve("metrics", args.metrics_bind_address, bc.has_synced),
         _serve("health probes", args.health_probe_bind_address, bc.has_synced),
     ]
-    code = 0
+    result: dict[str, int] = {}
+
+    def run() -> None:
+        code = 1
+        try:
+            bc.start_informers(stop)
+            if args.leader_elect:
+                code = _run_leader_elected(api_client, args, bc, stop)
+            else:
+                bc.run_workers(args.workers, stop)
+                code = 0
+        finally:
+            result["code"] = code
+            stop.set()
+
+    # The main thread only waits, so signal handlers run promptly.
+    runner = threading.Thread(target=run, name="balancer-main", daemon=True)
     try:
-        bc.start_informers(stop)
-        if args.leader_elect:
-            code = _run_leader_elected(api_client, args, bc, stop)
-        else:
-            bc.run_workers(args.workers, stop)
+        runner.start()
+        while runner.is_alive() and not stop.wait(0.5):
+            pass
+        while runner.is_alive():  # draining; a second signal exits at once
+            runner.join(0.5)
     finally:
         logger.info("shutting down")
         bc.factory.shutdown()
@@ -204,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         close = getattr(api_client, "close", None)
         if callable(close):
             close()
+    code = result.get("code", 1)
     logger.info("stopped component=%s exit_code=%d", COMPONENT, code)
     return code
 

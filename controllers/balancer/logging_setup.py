@@ -45,10 +45,8 @@ class JSONFormatter(logging.Formatter):
 
 
 class _UTCFormatter(logging.Formatter):
-    converter = time.gmtime
-
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        base = time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created))
+        base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         return f"{base}.{int(record.msecs):03d}Z"
 
 

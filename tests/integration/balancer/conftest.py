@@ -1,0 +1,160 @@
+"""Fixtures: an embedded API server with the Balancer CRD and the controller in threads."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+
+from controllers.balancer import names
+from controllers.balancer.controller import BalancerController
+from pycontroller.client import ResourceClient
+from pycontroller.errors import NotFoundError
+from pycontroller.testing import APIServer
+
+REPO = Path(__file__).resolve().parents[3]
+CRD = REPO / "crds" / "balancer.yaml"
+SAMPLE = REPO / "crds" / "samples" / "balancer.yaml"
+
+T = TypeVar("T")
+
+
+def wait_for(
+    probe: Callable[[], T | None], *, timeout: float = 15.0, interval: float = 0.05, what: str = ""
+) -> T:
+    """Poll ``probe`` until it returns a truthy value; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except NotFoundError as err:
+            last = err
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
+
+
+def sample_balancer(name: str = "balancer-sample", namespace: str = "default") -> dict[str, Any]:
+    with SAMPLE.open() as f:
+        obj: dict[str, Any] = yaml.safe_load(f)
+    obj = copy.deepcopy(obj)
+    obj["metadata"] = {"name": name, "namespace": namespace}
+    return obj
+
+
+class Cluster:
+    """Typed clients for the embedded server (plain-dict REST)."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+        self.api_client = server.api_client()
+        self.balancers = ResourceClient(self.api_client, names.GROUP, names.VERSION, names.PLURAL)
+        self.services = ResourceClient(self.api_client, "", "v1", "services")
+        self.configmaps = ResourceClient(self.api_client, "", "v1", "configmaps")
+        self.deployments = ResourceClient(self.api_client, "apps", "v1", "deployments")
+        self.events = ResourceClient(self.api_client, "", "v1", "events")
+        self.namespaces = ResourceClient(self.api_client, "", "v1", "namespaces", namespaced=False)
+
+    def ensure_namespace(self, name: str) -> None:
+        try:
+            self.namespaces.get(name)
+        except NotFoundError:
+            self.namespaces.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    def create_balancer(self, obj: dict[str, Any]) -> dict[str, Any]:
+        ns = obj["metadata"].get("namespace", "default")
+        self.ensure_namespace(ns)
+        created: dict[str, Any] = self.balancers.create(obj, namespace=ns)
+        return created
+
+    def balancer(self, name: str, namespace: str = "default") -> dict[str, Any]:
+        got: dict[str, Any] = self.balancers.get(name, namespace=namespace)
+        return got
+
+    def condition(self, name: str, namespace: str, type_: str) -> dict[str, Any] | None:
+        status = self.balancer(name, namespace).get("status") or {}
+        for cond in status.get("conditions") or []:
+            if cond.get("type") == type_:
+                return dict(cond)
+        return None
+
+    def events_for(self, name: str, namespace: str) -> list[dict[str, Any]]:
+        items = self.events.list(namespace=namespace).get("items") or []
+        return [e for e in items if (e.get("involvedObject") or {}).get("name") == name]
+
+    def modify_balancer(
+        self, name: str, namespace: str, mutate: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any]:
+        """Read-modify-write the Balancer's spec, retrying on conflict."""
+        for _ in range(20):
+            obj = self.balancer(name, namespace)
+            mutate(obj)
+            try:
+                updated: dict[str, Any] = self.balancers.update(obj)
+                return updated
+            except Exception as err:  # noqa: BLE001 - retried conflicts only
+                if getattr(err, "status", None) != 409:
+                    raise
+        raise AssertionError("could not update the Balancer")
+
+    def converged(self, name: str, namespace: str = "default") -> dict[str, Any] | None:
+        """The Balancer if its status says Reconciled=True for its generation, else None."""
+        obj = self.balancer(name, namespace)
+        status = obj.get("status") or {}
+        if status.get("observedGeneration") != obj["metadata"].get("generation"):
+            return None
+        for cond in status.get("conditions") or []:
+            if cond.get("type") == "Reconciled" and cond.get("status") == "True":
+                return obj
+        return None
+
+
+@pytest.fixture
+def server() -> Iterator[APIServer]:
+    srv = APIServer(crds=[str(CRD)])
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def cluster(server: APIServer) -> Cluster:
+    return Cluster(server)
+
+
+@contextmanager
+def running_controller(
+    server: APIServer, *, namespace: str | None = None, resync_period: float = 0.0, workers: int = 2
+) -> Iterator[BalancerController]:
+    """Run a BalancerController in a thread; stop and join it on exit."""
+    bc = BalancerController(
+        server.api_client(), namespace=namespace, resync_period=resync_period
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=bc.run, args=(workers, stop), name="balancer", daemon=True)
+    thread.start()
+    try:
+        wait_for(bc.has_synced, timeout=10, what="informer caches")
+        yield bc
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "controller did not stop within 10 s"
+
+
+@pytest.fixture
+def controller(server: APIServer) -> Iterator[BalancerController]:
+    with running_controller(server) as bc:
+        yield bc
