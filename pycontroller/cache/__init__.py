@@ -14,6 +14,7 @@ from .index import (
     IndexFunc,
     meta_namespace_index_func,
 )
+from .lister import LabelSelectorArg, Lister, NamespaceLister
 from .store import (
     DeletedFinalStateUnknown,
     KeyFunc,
@@ -27,8 +28,9 @@ from .store import (
     split_meta_namespace_key,
 )
 
-__all__ = [
-    "NAMESPACE_INDEX",
+# Plain sorted() order (pinned by tests/unit/test_public_api.py), not ruff's isort-style
+# order, which would put the NAMESPACE_INDEX constant first.
+__all__ = [  # noqa: RUF022
     "ClosedError",
     "DeletedFinalStateUnknown",
     "Delta",
@@ -41,6 +43,10 @@ __all__ = [
     "KeyFunc",
     "KeyFuncError",
     "KeyListerGetter",
+    "LabelSelectorArg",
+    "Lister",
+    "NAMESPACE_INDEX",
+    "NamespaceLister",
     "ReflectorStore",
     "RequeueError",
     "Store",
