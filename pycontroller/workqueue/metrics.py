@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import prometheus_client
 
@@ -154,56 +154,81 @@ class NoopMetricsProvider:
         return _NOOP_METRIC
 
 
+_C = TypeVar("_C", prometheus_client.Gauge, prometheus_client.Counter, prometheus_client.Histogram)
+
+
+def _register(
+    registry: prometheus_client.CollectorRegistry,
+    cls: type[_C],
+    name: str,
+    documentation: str,
+    **kwargs: Any,
+) -> _C:
+    """Create and register one collector labelled ``name``.
+
+    If ``registry`` already holds a collector of the same class under that name
+    (this module was imported twice, e.g. after a reload), reuse it instead of
+    failing on prometheus-client's duplicate check.
+    """
+    try:
+        return cls(name, documentation, ["name"], registry=registry, **kwargs)
+    except ValueError:
+        existing = getattr(registry, "_names_to_collectors", {}).get(name)
+        if isinstance(existing, cls):
+            logger.debug("Reusing the %s collector already registered", name)
+            return existing
+        raise
+
+
 class _PrometheusCollectors:
     """The seven labelled collectors registered once in one registry."""
 
-    def __init__(self, registry: prometheus_client.CollectorRegistry | None) -> None:
-        labels = ["name"]
-        self.depth = prometheus_client.Gauge(
+    def __init__(self, registry: prometheus_client.CollectorRegistry) -> None:
+        self.depth = _register(
+            registry,
+            prometheus_client.Gauge,
             "workqueue_depth",
             "Current depth of the workqueue.",
-            labels,
-            registry=registry,
         )
-        self.adds = prometheus_client.Counter(
+        self.adds = _register(
+            registry,
+            prometheus_client.Counter,
             "workqueue_adds_total",
             "Total number of adds handled by the workqueue.",
-            labels,
-            registry=registry,
         )
-        self.latency = prometheus_client.Histogram(
+        self.latency = _register(
+            registry,
+            prometheus_client.Histogram,
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in the workqueue before being requested.",
-            labels,
-            registry=registry,
             buckets=DURATION_BUCKETS,
         )
-        self.work_duration = prometheus_client.Histogram(
+        self.work_duration = _register(
+            registry,
+            prometheus_client.Histogram,
             "workqueue_work_duration_seconds",
             "How long in seconds processing an item from the workqueue takes.",
-            labels,
-            registry=registry,
             buckets=DURATION_BUCKETS,
         )
-        self.unfinished_work = prometheus_client.Gauge(
+        self.unfinished_work = _register(
+            registry,
+            prometheus_client.Gauge,
             "workqueue_unfinished_work_seconds",
             "Seconds of work in progress that work_duration has not observed yet. "
             "Large values indicate stuck threads; the rate at which it grows is "
             "the number of stuck threads.",
-            labels,
-            registry=registry,
         )
-        self.longest_running = prometheus_client.Gauge(
+        self.longest_running = _register(
+            registry,
+            prometheus_client.Gauge,
             "workqueue_longest_running_processor_seconds",
             "How many seconds the longest running processor of the workqueue has been running.",
-            labels,
-            registry=registry,
         )
-        self.retries = prometheus_client.Counter(
+        self.retries = _register(
+            registry,
+            prometheus_client.Counter,
             "workqueue_retries_total",
             "Total number of retries handled by the workqueue.",
-            labels,
-            registry=registry,
         )
 
 
