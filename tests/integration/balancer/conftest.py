@@ -16,7 +16,7 @@ import yaml
 from controllers.balancer import names
 from controllers.balancer.controller import BalancerController
 from pycontroller.client import ResourceClient
-from pycontroller.errors import NotFoundError
+from pycontroller.errors import ConflictError, NotFoundError
 from pycontroller.testing import APIServer
 
 REPO = Path(__file__).resolve().parents[3]
@@ -69,7 +69,9 @@ class Cluster:
         try:
             self.namespaces.get(name)
         except NotFoundError:
-            self.namespaces.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            self.namespaces.create(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            )
 
     def create_balancer(self, obj: dict[str, Any]) -> dict[str, Any]:
         ns = obj["metadata"].get("namespace", "default")
@@ -102,9 +104,8 @@ class Cluster:
             try:
                 updated: dict[str, Any] = self.balancers.update(obj)
                 return updated
-            except Exception as err:  # noqa: BLE001 - retried conflicts only
-                if getattr(err, "status", None) != 409:
-                    raise
+            except ConflictError:
+                continue
         raise AssertionError("could not update the Balancer")
 
     def converged(self, name: str, namespace: str = "default") -> dict[str, Any] | None:
@@ -139,9 +140,7 @@ def running_controller(
     server: APIServer, *, namespace: str | None = None, resync_period: float = 0.0, workers: int = 2
 ) -> Iterator[BalancerController]:
     """Run a BalancerController in a thread; stop and join it on exit."""
-    bc = BalancerController(
-        server.api_client(), namespace=namespace, resync_period=resync_period
-    )
+    bc = BalancerController(server.api_client(), namespace=namespace, resync_period=resync_period)
     stop = threading.Event()
     thread = threading.Thread(target=bc.run, args=(workers, stop), name="balancer", daemon=True)
     thread.start()
