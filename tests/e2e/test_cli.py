@@ -1,0 +1,236 @@
+"""``python -m controllers.balancer`` as a subprocess, against an embedded API server."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pycontroller.client import ResourceClient
+from pycontroller.config import load_config
+from pycontroller.errors import NotFoundError
+from pycontroller.testing import APIServer
+
+REPO = Path(__file__).resolve().parents[2]
+CRD = REPO / "crds" / "balancer.yaml"
+SAMPLE = REPO / "crds" / "samples" / "balancer.yaml"
+
+
+class Proc:
+    """A child process whose stdout and stderr lines are collected by threads."""
+
+    def __init__(self, args: list[str]) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "controllers.balancer", *args],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+        for stream in (self.popen.stdout, self.popen.stderr):
+            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: Any) -> None:
+        for line in stream:
+            with self._lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def output(self) -> str:
+        with self._lock:
+            return "\n".join(self.lines)
+
+    def wait_for_line(self, pattern: str, timeout: float = 20.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while time.monotonic() < deadline:
+            with self._lock:
+                for line in self.lines:
+                    m = regex.search(line)
+                    if m:
+                        return m
+            if self.popen.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r}; output:\n{self.output()}")
+
+    def terminate_and_wait(self, timeout: float = 10.0) -> int:
+        self.popen.send_signal(signal.SIGTERM)
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+            raise AssertionError(
+                f"no exit within {timeout}s of SIGTERM; output:\n{self.output()}"
+            ) from None
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+
+
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def wait_until(probe: Any, timeout: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except NotFoundError as err:
+            last = err
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
+
+
+def converged(balancers: ResourceClient, name: str, namespace: str = "default") -> bool:
+    obj = balancers.get(name, namespace=namespace)
+    status = obj.get("status") or {}
+    return status.get("observedGeneration") == obj["metadata"].get("generation") and any(
+        c.get("type") == "Reconciled" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[APIServer]:
+    srv = APIServer(crds=[str(CRD)])
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_cli_converges_serves_metrics_and_stops_on_sigterm(
+    server: APIServer, tmp_path: Path
+) -> None:
+    kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    proc = Proc(
+        [
+            "--kubeconfig",
+            kubeconfig,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--resync-period",
+            "30",
+        ]
+    )
+    try:
+        metrics_port = int(proc.wait_for_line(r"serving metrics on 127\.0\.0\.1:(\d+)").group(1))
+        health_port = int(
+            proc.wait_for_line(r"serving health probes on 127\.0\.0\.1:(\d+)").group(1)
+        )
+        wait_until(
+            lambda: http_get(f"http://127.0.0.1:{health_port}/readyz")[0] == 200,
+            what="/readyz 200",
+        )
+        assert http_get(f"http://127.0.0.1:{health_port}/healthz")[0] == 200
+
+        api = load_config(kubeconfig=kubeconfig)
+        balancers = ResourceClient(api, "exposer.hliangzhao.io", "v1alpha1", "balancers")
+        services = ResourceClient(api, "", "v1", "services")
+        with SAMPLE.open() as f:
+            sample = yaml.safe_load(f)
+        balancers.create(sample, namespace="default")
+        wait_until(lambda: converged(balancers, "balancer-sample"), what="convergence")
+        status = balancers.get("balancer-sample", namespace="default")["status"]
+        assert (status["activeBackendsNum"], status["obsoleteBackendsNum"]) == (3, 0)
+        for b in ("v1", "v2", "v3"):
+            services.get(f"balancer-sample-{b}-backend", namespace="default")
+
+        code, body = http_get(f"http://127.0.0.1:{metrics_port}/metrics")
+        assert code == 200
+        assert 'workqueue_depth{name="balancer"}' in body
+        assert "controller_runtime_reconcile_total" in body
+        assert re.search(
+            r'controller_runtime_reconcile_total\{controller="balancer",result="success"\} [1-9]',
+            body,
+        ), body
+        # log lines carry controller, key and action
+        proc.wait_for_line(r"controller=balancer key=default/balancer-sample action=create")
+
+        started = time.monotonic()
+        assert proc.terminate_and_wait(10.0) == 0, proc.output()
+        assert time.monotonic() - started < 10.0
+    finally:
+        proc.kill()
+
+
+def test_cli_json_logs(server: APIServer, tmp_path: Path) -> None:
+    import json
+
+    kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    proc = Proc(
+        [
+            "--kubeconfig",
+            kubeconfig,
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+            "--log-format",
+            "json",
+        ]
+    )
+    try:
+        line = proc.wait_for_line(r'"action": "start"').string
+        record = json.loads(line)
+        assert record["controller"] == "balancer"
+        assert record["level"] == "info"
+        assert proc.terminate_and_wait(10.0) == 0, proc.output()
+    finally:
+        proc.kill()
+
+
+def test_embedded_smoke(tmp_path: Path) -> None:
+    proc = Proc(
+        [
+            "--embedded",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+        ]
+    )
+    try:
+        kubeconfig = proc.wait_for_line(r"kubeconfig: (\S+)").group(1)
+        assert Path(kubeconfig).is_file()
+        proc.wait_for_line(r"kubectl --kubeconfig \S+ apply -f \S+balancer\.yaml")
+        api = load_config(kubeconfig=kubeconfig)
+        balancers = ResourceClient(api, "exposer.hliangzhao.io", "v1alpha1", "balancers")
+        with SAMPLE.open() as f:
+            balancers.create(yaml.safe_load(f), namespace="default")
+        wait_until(lambda: converged(balancers, "balancer-sample"), what="convergence")
+        assert proc.terminate_and_wait(10.0) == 0, proc.output()
+    finally:
+        proc.kill()
