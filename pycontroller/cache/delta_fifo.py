@@ -210,7 +210,7 @@ class DeltaFIFO:
                     known, lookup_failed = False, True
                 if not lookup_failed and not known and key not in self._items:
                     return
-            self._queue_action_locked(DeltaType.DELETED, obj)
+            self._queue_action_locked(DeltaType.DELETED, obj, key=key)
 
     def add_if_not_present(self, deltas: Deltas) -> None:
         """Put popped ``deltas`` back at the end of the queue unless their key is queued.

@@ -735,3 +735,67 @@ def test_many_producers_and_consumers_lose_nothing_and_keep_order() -> None:
         for k in range(keys_per_producer):
             vals = seen[f"p{p}-k{k}"]
             assert vals == list(range(k, per_producer, keys_per_producer))
+
+
+def test_informer_pattern_converges_under_concurrency() -> None:
+    """Writers, relists and resyncs race a consumer that applies deltas to the
+    known-objects store; after a final relist of the true state, the store equals it."""
+    store = Indexer(key_func=key)
+    fifo = DeltaFIFO(key_func=key, known_objects=store)
+    truth: dict[str, dict[str, Any]] = {}
+    truth_lock = threading.Lock()
+    stop = threading.Event()
+
+    def apply(deltas: Deltas, initial: bool) -> None:
+        for d in deltas:
+            if d.type is DELETED:
+                target = d.object
+                if isinstance(target, DFSU):
+                    store.delete_by_key(target.key)
+                else:
+                    store.delete(target)
+            else:
+                store.update(d.object)
+
+    def consumer() -> None:
+        while True:
+            try:
+                fifo.pop(apply)
+            except ClosedError:
+                return
+
+    def writer(w: int) -> None:
+        for i in range(300):
+            name = f"w{w}-{i % 15}"
+            with truth_lock:
+                if i % 5 == 4 and name in truth:
+                    del truth[name]
+                    fifo.delete(o(name, i))
+                else:
+                    truth[name] = o(name, i)
+                    fifo.update(truth[name])
+
+    def relister() -> None:
+        while not stop.is_set():
+            with truth_lock:
+                fifo.replace(list(truth.values()), "")
+            fifo.resync()
+            time.sleep(0.001)
+
+    threads = [threading.Thread(target=consumer), threading.Thread(target=relister)]
+    writers = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    threads[1].join()
+    with truth_lock:
+        fifo.replace(list(truth.values()), "")
+    deadline = time.monotonic() + 20
+    while fifo.list_keys() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    fifo.close()
+    threads[0].join(10)
+    assert not threads[0].is_alive()
+    assert {k: store.get_by_key(k) for k in store.list_keys()} == truth
