@@ -21,6 +21,11 @@ def _start(target: Any, *args: Any) -> threading.Thread:
     return t
 
 
+def _add_all(q: Queue, items: Any) -> None:
+    for item in items:
+        q.add(item)
+
+
 def _join_all(threads: list[threading.Thread], timeout: float = 10.0) -> None:
     for t in threads:
         t.join(timeout)
@@ -30,7 +35,7 @@ def _join_all(threads: list[threading.Thread], timeout: float = 10.0) -> None:
 @pytest.mark.parametrize("drain", [False, True], ids=["shut_down", "shut_down_with_drain"])
 def test_basic_many_producers_and_consumers(drain: bool) -> None:
     q = Queue()
-    producers = [_start(lambda: [q.add(i) for i in range(50)]) for _ in range(50)]
+    producers = [_start(_add_all, q, range(50)) for _ in range(50)]
     received: list[Any] = []
     lock = threading.Lock()
 
@@ -77,7 +82,7 @@ def test_add_while_processing_is_processed_exactly_once_more(wait_until: WaitUnt
 
     consumers = [_start(consume) for _ in range(10)]
     # Each item is added exactly once, by one of five producers.
-    producers = [_start(lambda p=p: [q.add(i) for i in items[p::5]]) for p in range(5)]
+    producers = [_start(_add_all, q, items[p::5]) for p in range(5)]
     _join_all(producers)
 
     def all_twice() -> bool:
