@@ -7,6 +7,7 @@ never mutate them; use :func:`deep_copy` for a private copy.
 from __future__ import annotations
 
 from .delta_fifo import ClosedError, Delta, DeltaFIFO, Deltas, DeltaType, RequeueError
+from .factory import SharedInformerFactory
 from .index import (
     NAMESPACE_INDEX,
     Indexer,
@@ -15,6 +16,16 @@ from .index import (
     meta_namespace_index_func,
 )
 from .lister import LabelSelectorArg, Lister, NamespaceLister
+from .listwatch import ListerWatcher, ListWatch
+from .reflector import ExponentialBackoff, Reflector
+from .shared_informer import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration,
+    SharedIndexInformer,
+    wait_for_cache_sync,
+)
 from .store import (
     DeletedFinalStateUnknown,
     KeyFunc,
@@ -37,6 +48,8 @@ __all__ = [  # noqa: RUF022
     "DeltaFIFO",
     "DeltaType",
     "Deltas",
+    "ExponentialBackoff",
+    "FilteringResourceEventHandler",
     "IndexFunc",
     "Indexer",
     "Indexers",
@@ -44,15 +57,24 @@ __all__ = [  # noqa: RUF022
     "KeyFuncError",
     "KeyListerGetter",
     "LabelSelectorArg",
+    "ListWatch",
     "Lister",
+    "ListerWatcher",
     "NAMESPACE_INDEX",
     "NamespaceLister",
+    "Reflector",
     "ReflectorStore",
     "RequeueError",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "SharedInformerFactory",
     "Store",
     "deep_copy",
     "deletion_handling_meta_namespace_key_func",
     "meta_namespace_index_func",
     "meta_namespace_key_func",
     "split_meta_namespace_key",
+    "wait_for_cache_sync",
 ]

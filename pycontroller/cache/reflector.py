@@ -1,0 +1,524 @@
+"""Reflector: keeps a store in step with the server by list + watch (client-go ``reflector.go``).
+
+Protocol, following client-go 1.32:
+
+1. **List** (paged, ``page_size`` items per page) at the "relist" resource
+   version: ``"0"`` the first time, the last synced RV afterwards, ``""`` (a
+   consistent read) if that RV turned out to be unavailable (410/Expired or
+   "too large resource version" on the list: retried at once with ``""``).
+   An expired ``continue`` token makes one unpaged list at the original RV.
+   Then ``store.replace(items, list_rv)``.
+2. **Watch** from the last synced RV with ``allow_bookmarks=True`` and
+   ``timeout_seconds`` random in [300, 600). Every event (bookmarks too)
+   advances the last synced RV, so a watch that ends normally (server
+   timeout, dropped connection) is reopened from exactly there with no
+   relist and no delay: nothing is lost, duplicated or reordered, because
+   the server replays every change after that RV in order.
+3. A 410 Gone/Expired (HTTP status or ``ERROR`` event) ends
+   ``list_and_watch``; ``run`` backs off and relists. 429 and connection
+   refused when opening a watch back off and retry the *watch* at the same RV.
+   Any other error ends ``list_and_watch`` (``run`` backs off, relists).
+4. ``run`` repeats ``list_and_watch`` until ``stop`` is set, waiting one
+   backoff step after every return: 0.8 s doubling to 30 s, each step
+   jittered to [d, 2d), reset after 2 minutes without a backoff.
+
+While watching, a helper thread calls ``store.resync()`` every
+``resync_period`` seconds (when ``should_resync()`` allows) and, once
+``stop`` is set, closes the open watch so a blocked read returns at once.
+
+The store is only written from the thread running ``list_and_watch``, so
+the store sees events in server order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import Counter, Gauge
+
+from ..clock import REAL_CLOCK, Clock
+from ..errors import ApiError, GoneError, TooManyRequestsError, api_error_from_status
+from .listwatch import ListerWatcher
+from .store import ReflectorStore
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "ExponentialBackoff",
+    "Reflector",
+    "VeryShortWatchError",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 500
+MIN_WATCH_TIMEOUT = 300.0
+# A watch that ends this fast with no events is treated as an error (relist).
+VERY_SHORT_WATCH = 1.0
+# Real seconds between checks of ``stop`` (and of the resync deadline).
+_POLL = 0.05
+
+
+def _metric(factory: Any, name: str, doc: str) -> Any:
+    from ..client import _get_or_create
+
+    return _get_or_create(factory, name, doc, ["name"])
+
+
+_LISTS = _metric(Counter, "reflector_lists_total", "Number of lists done by a reflector.")
+_LIST_ITEMS = _metric(
+    Counter, "reflector_list_items_total", "Items received by a reflector's lists."
+)
+_WATCHES = _metric(Counter, "reflector_watches_total", "Number of watches opened by a reflector.")
+_SHORT_WATCHES = _metric(
+    Counter, "reflector_short_watches_total", "Watches that ended at once without any event."
+)
+_EVENTS = _metric(Counter, "reflector_watch_events_total", "Watch events received by a reflector.")
+_RELISTS = _metric(
+    Counter, "reflector_relists_total", "Lists after the first one (the watch could not resume)."
+)
+_LAST_RV = _metric(
+    Gauge, "reflector_last_resource_version", "Last resourceVersion a reflector synced (numeric)."
+)
+
+
+class VeryShortWatchError(Exception):
+    """A watch closed less than a second after opening without delivering any event."""
+
+
+class _StopRequested(Exception):
+    pass
+
+
+class ExponentialBackoff:
+    """client-go 1.32's ``exponentialBackoffManager`` (thread-safe).
+
+    ``next()`` returns ``d + rand() * jitter * d`` and then doubles ``d`` up to
+    ``cap``. If more than ``reset_after`` clock seconds passed since the last
+    ``next()`` call, ``d`` first goes back to ``initial`` (so the backoff only
+    grows while failures keep coming).
+    """
+
+    def __init__(
+        self,
+        initial: float = 0.8,
+        cap: float = 30.0,
+        factor: float = 2.0,
+        jitter: float = 1.0,
+        reset_after: float = 120.0,
+        *,
+        clock: Clock = REAL_CLOCK,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.initial = initial
+        self.cap = cap
+        self.factor = factor
+        self.jitter = jitter
+        self.reset_after = reset_after
+        self._clock = clock
+        self._rand = rand
+        self._lock = threading.Lock()
+        self._duration = initial
+        self._last = clock.now()
+
+    def next(self) -> float:
+        with self._lock:
+            now = self._clock.now()
+            if now - self._last > self.reset_after:
+                self._duration = self.initial
+            self._last = now
+            d = self._duration
+            self._duration = min(d * self.factor, self.cap) if self.factor else d
+        if self.jitter > 0:
+            d += self._rand() * self.jitter * d
+        return d
+
+
+def _is_gone(err: BaseException) -> bool:
+    if isinstance(err, GoneError):
+        return True
+    return isinstance(err, ApiError) and (err.status == 410 or err.reason in ("Expired", "Gone"))
+
+
+def _is_too_large_rv(err: BaseException) -> bool:
+    if not isinstance(err, ApiError):
+        return False
+    text = "Too large resource version"
+    for cause in err.causes:
+        if cause.get("reason") == "ResourceVersionTooLarge" or cause.get("type") == (
+            "ResourceVersionTooLarge"
+        ):
+            return True
+        if err.status == 504 and cause.get("message") == text:
+            return True
+    return text in (err.message or "")
+
+
+def _is_connection_refused(err: BaseException) -> bool:
+    cur: BaseException | None = err
+    depth = 0
+    while cur is not None and depth < 8:
+        if isinstance(cur, ConnectionRefusedError):
+            return True
+        cur = cur.__cause__ or cur.__context__
+        depth += 1
+    return False
+
+
+def _rv_of(obj: Any) -> str:
+    if isinstance(obj, dict):
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            rv = meta.get("resourceVersion")
+            if rv:
+                return str(rv)
+    return ""
+
+
+def _default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
+    if _is_gone(err):
+        logger.info("%s: watch closed: %s", reflector.name, err)
+    else:
+        logger.warning("%s: list/watch failed: %s", reflector.name, err)
+
+
+class Reflector:
+    """Mirror a resource into ``store`` (a DeltaFIFO or an Indexer) by list + watch.
+
+    ``store`` needs ``add``, ``update``, ``delete``, ``replace(items, rv)``
+    and ``resync``. Keyword-only: ``clock`` (backoff, resync, short-watch
+    detection), ``backoff`` (an ``ExponentialBackoff``), ``should_resync``
+    (asked each time the resync timer fires; the informer's processor uses
+    it), ``watch_error_handler(reflector, err)`` and ``rand`` (for the watch
+    timeout). One Reflector must be run by one thread at a time.
+    """
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher,
+        store: ReflectorStore,
+        name: str = "",
+        resync_period: float = 0,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        *,
+        clock: Clock = REAL_CLOCK,
+        backoff: ExponentialBackoff | None = None,
+        should_resync: Callable[[], bool] | None = None,
+        watch_error_handler: Callable[[Reflector, BaseException], None] | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.lister_watcher = lister_watcher
+        self.store = store
+        self.name = name or getattr(lister_watcher, "name", "") or "reflector"
+        self.resync_period = float(resync_period)
+        self.page_size = page_size
+        self.should_resync = should_resync
+        self.watch_error_handler = watch_error_handler or _default_watch_error_handler
+        self._clock = clock
+        self._rand = rand
+        self._backoff = backoff or ExponentialBackoff(clock=clock)
+        self._lock = threading.Lock()
+        self._last_sync_rv = ""
+        self._rv_unavailable = False
+        self._paginated_result = False
+        self._lists = 0
+        self._watch: Iterator[dict[str, Any]] | None = None
+        self._resync_error: BaseException | None = None
+        self._m_lists = _LISTS.labels(self.name)
+        self._m_list_items = _LIST_ITEMS.labels(self.name)
+        self._m_watches = _WATCHES.labels(self.name)
+        self._m_short = _SHORT_WATCHES.labels(self.name)
+        self._m_events = _EVENTS.labels(self.name)
+        self._m_relists = _RELISTS.labels(self.name)
+        self._m_last_rv = _LAST_RV.labels(self.name)
+
+    # ------------------------------------------------------------------ state
+
+    def last_sync_resource_version(self) -> str:
+        """The resourceVersion of the last list or event (bookmarks included) applied."""
+        with self._lock:
+            return self._last_sync_rv
+
+    def _set_last_sync_rv(self, rv: str) -> None:
+        with self._lock:
+            self._last_sync_rv = rv
+
+    def _publish_rv(self, rv: str) -> None:
+        with contextlib.suppress(ValueError):
+            self._m_last_rv.set(float(int(rv)))
+
+    def _relist_resource_version(self) -> str:
+        with self._lock:
+            if self._rv_unavailable:
+                return ""
+            return self._last_sync_rv or "0"
+
+    # ------------------------------------------------------------------ run loop
+
+    def run(self, stop: threading.Event) -> None:
+        """Call ``list_and_watch`` until ``stop`` is set, backing off after each return."""
+        logger.debug("%s: starting", self.name)
+        while not stop.is_set():
+            try:
+                self.list_and_watch(stop)
+            except Exception as err:  # every list/watch failure is retried with backoff
+                if stop.is_set():
+                    break
+                try:
+                    self.watch_error_handler(self, err)
+                except Exception:
+                    logger.exception("%s: watch error handler failed", self.name)
+            if stop.is_set():
+                break
+            self._clock.sleep(self._backoff.next(), stop)
+        logger.debug("%s: stopped", self.name)
+
+    def list_and_watch(self, stop: threading.Event) -> None:
+        """List once, then watch (re-opening watches) until an error or ``stop``.
+
+        Returns normally when stopped or when the watch can no longer resume
+        (410 and the like; ``run`` relists). Raises when the list fails or a
+        watch cannot be opened for a reason other than 429/connection refused.
+        """
+        if stop.is_set():
+            return
+        try:
+            self._list(stop)
+        except _StopRequested:
+            return
+        if stop.is_set():
+            return
+        done = threading.Event()
+        self._resync_error = None
+        helper = threading.Thread(
+            target=self._watch_helper, args=(stop, done), name=f"reflector-{self.name}", daemon=True
+        )
+        helper.start()
+        try:
+            self._watch_loop(stop)
+        finally:
+            done.set()
+            helper.join()
+
+    # ------------------------------------------------------------------ list
+
+    def _list(self, stop: threading.Event) -> None:
+        rv = self._relist_resource_version()
+        try:
+            items, list_rv = self._paged_list(rv, stop)
+        except ApiError as err:
+            if not (_is_gone(err) or _is_too_large_rv(err)):
+                raise
+            logger.info(
+                "%s: list at rv %r failed (%s); relisting from the latest", self.name, rv, err
+            )
+            with self._lock:
+                self._rv_unavailable = True
+            items, list_rv = self._paged_list("", stop)
+        with self._lock:
+            self._rv_unavailable = False
+        self._lists += 1
+        self._m_lists.inc()
+        if self._lists > 1:
+            self._m_relists.inc()
+        self._m_list_items.inc(len(items))
+        self.store.replace(items, list_rv)
+        self._set_last_sync_rv(list_rv)
+        self._publish_rv(list_rv)
+        logger.debug("%s: listed %d items at rv %s", self.name, len(items), list_rv)
+
+    def _page_limit(self, rv: str) -> int | None:
+        if self.page_size <= 0:
+            return None
+        if self.page_size != DEFAULT_PAGE_SIZE:
+            return self.page_size  # an explicit page size is always used
+        if rv in ("", "0") or self._paginated_result:
+            return self.page_size
+        # A list "not older than" a known RV can be served whole from the
+        # server's watch cache: don't page it (client-go does the same).
+        return None
+
+    def _paged_list(self, rv: str, stop: threading.Event) -> tuple[list[Any], str]:
+        limit = self._page_limit(rv)
+        items: list[Any] = []
+        token: str | None = None
+        paginated = False
+        while True:
+            if stop.is_set():
+                raise _StopRequested()
+            try:
+                if token is None:
+                    page = self.lister_watcher.list(
+                        resource_version=rv, limit=limit, continue_=None
+                    )
+                else:
+                    page = self.lister_watcher.list(
+                        resource_version=None, limit=limit, continue_=token
+                    )
+            except ApiError as err:
+                if token is None or not _is_gone(err):
+                    raise
+                logger.info(
+                    "%s: continue token expired (%s); listing everything at rv %r",
+                    self.name,
+                    err,
+                    rv,
+                )
+                page = self.lister_watcher.list(resource_version=rv, limit=None, continue_=None)
+                meta = page.get("metadata") or {}
+                return list(page.get("items") or []), str(meta.get("resourceVersion") or "")
+            page_items = page.get("items") or []
+            meta = page.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not paginated and token is None:
+                return list(page_items), str(meta.get("resourceVersion") or "")
+            items.extend(page_items)
+            paginated = True
+            if token is None:
+                if rv == "0":
+                    self._paginated_result = True
+                return items, str(meta.get("resourceVersion") or "")
+
+    # ------------------------------------------------------------------ watch
+
+    def _watch_timeout(self) -> int:
+        return int(MIN_WATCH_TIMEOUT + self._rand() * MIN_WATCH_TIMEOUT)
+
+    def _watch_loop(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            rv = self.last_sync_resource_version()
+            try:
+                watch = self.lister_watcher.watch(
+                    resource_version=rv,
+                    timeout_seconds=self._watch_timeout(),
+                    allow_bookmarks=True,
+                )
+            except Exception as open_err:
+                if stop.is_set():
+                    return
+                if isinstance(open_err, TooManyRequestsError) or _is_connection_refused(open_err):
+                    logger.info(
+                        "%s: watch at rv %s failed (%s); backing off", self.name, rv, open_err
+                    )
+                    self._clock.sleep(self._backoff.next(), stop)
+                    continue
+                raise
+            self._m_watches.inc()
+            with self._lock:
+                self._watch = watch
+            if stop.is_set():
+                self._close_watch()
+            try:
+                err = self._handle_watch(watch, stop)
+            finally:
+                with self._lock:
+                    self._watch = None
+                close = getattr(watch, "close", None)
+                if close is not None:
+                    try:
+                        close()
+                    except Exception:
+                        logger.debug("%s: closing a watch failed", self.name, exc_info=True)
+            if stop.is_set():
+                return
+            if err is None:
+                continue  # normal end: resume from the last RV, no relist
+            if _is_gone(err):
+                logger.info("%s: watch at rv %s expired (%s); relisting", self.name, rv, err)
+                return
+            if isinstance(err, TooManyRequestsError):
+                self._clock.sleep(self._backoff.next(), stop)
+                continue
+            logger.warning("%s: watch ended with an error: %s; relisting", self.name, err)
+            return
+
+    def _handle_watch(
+        self, watch: Iterator[dict[str, Any]], stop: threading.Event
+    ) -> BaseException | None:
+        """Apply events to the store in order; return why the watch ended (None: normal)."""
+        start = self._clock.now()
+        count = 0
+        store = self.store
+        last_rv = ""
+        try:
+            for event in watch:
+                if stop.is_set():
+                    return None
+                etype = event.get("type")
+                obj = event.get("object")
+                if etype == "ERROR":
+                    status = obj if isinstance(obj, dict) else {}
+                    code = status.get("code")
+                    return api_error_from_status(int(code) if code else 500, status)
+                if not isinstance(obj, dict):
+                    logger.warning("%s: watch event without an object: %.200r", self.name, event)
+                    continue
+                try:
+                    if etype == "ADDED":
+                        store.add(obj)
+                    elif etype == "MODIFIED":
+                        store.update(obj)
+                    elif etype == "DELETED":
+                        store.delete(obj)
+                    elif etype != "BOOKMARK":
+                        logger.warning("%s: unknown watch event type %r", self.name, etype)
+                        continue
+                except Exception:  # a store error must not end the watch
+                    logger.exception("%s: applying a %s event failed", self.name, etype)
+                rv = _rv_of(obj)
+                if rv:
+                    last_rv = rv
+                    self._set_last_sync_rv(rv)
+                count += 1
+                self._m_events.inc()
+                if self._resync_error is not None:
+                    return self._resync_error
+        finally:
+            if last_rv:
+                self._publish_rv(last_rv)
+        if self._resync_error is not None:
+            return self._resync_error
+        if count == 0 and self._clock.now() - start < VERY_SHORT_WATCH and not stop.is_set():
+            self._m_short.inc()
+            return VeryShortWatchError(
+                f"very short watch: {self.name}: unexpected watch close - "
+                "watch lasted less than a second and no items received"
+            )
+        return None
+
+    def _close_watch(self) -> None:
+        with self._lock:
+            watch = self._watch
+        close = getattr(watch, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                logger.debug("%s: closing a watch failed", self.name, exc_info=True)
+
+    def _watch_helper(self, stop: threading.Event, done: threading.Event) -> None:
+        """Resync timer, and closer of the open watch once ``stop`` is set."""
+        period = self.resync_period
+        next_resync = self._clock.now() + period if period > 0 else None
+        while not done.is_set():
+            if stop.is_set():
+                self._close_watch()
+                return
+            if next_resync is not None and self._clock.now() >= next_resync:
+                try:
+                    if self.should_resync is None or self.should_resync():
+                        self.store.resync()
+                except Exception as err:
+                    logger.warning("%s: resync failed: %s", self.name, err)
+                    self._resync_error = err
+                    self._close_watch()
+                    return
+                next_resync = self._clock.now() + period
+            done.wait(_POLL)
+
+    def __repr__(self) -> str:
+        return f"Reflector({self.name!r}, rv={self.last_sync_resource_version()!r})"

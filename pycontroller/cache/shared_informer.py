@@ -1,0 +1,637 @@
+"""SharedIndexInformer: one list+watch feeding a cache and any number of handlers.
+
+client-go ``shared_informer.go`` (1.32 semantics). Data flow::
+
+    Reflector --> DeltaFIFO --pop (under the FIFO lock)--> _handle_deltas:
+        update the Indexer, then queue a notification to every listener
+    listener (one thread + unbounded buffer per handler) --> handler
+
+Invariants and consequences:
+
+- The Indexer is updated *before* any handler hears of the change, so a
+  handler (or a worker it wakes) reading the cache sees at least that state.
+- Delta -> notification: Added/Updated/Replaced/Sync become ``on_update(old,
+  new)`` when the key was already cached and ``on_add(obj,
+  is_in_initial_list)`` otherwise; Deleted becomes ``on_delete(obj)`` where
+  ``obj`` may be a ``DeletedFinalStateUnknown`` (the watch missed the delete
+  and a relist found the object gone).
+- An update whose resourceVersion did not change (a periodic resync or an
+  unchanged object seen again by a relist) only reaches listeners that are
+  due for a resync (``_SharedProcessor.should_resync``).
+- Each handler has its own thread and unbounded FIFO buffer: a slow handler
+  delays only itself, never the others or the reflector. Notifications reach
+  one handler in order; there is no ordering between handlers.
+- A handler's exception is logged and the next notification is delivered.
+- A handler added after ``start`` first receives ``on_add(obj, True)`` for
+  every object already cached.
+- Objects passed to handlers are the cached objects: never mutate them
+  (``pycontroller.cache.deep_copy`` gives a private copy).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ..clock import REAL_CLOCK, Clock
+from .delta_fifo import ClosedError, DeltaFIFO, Deltas, DeltaType
+from .index import Indexer, IndexFunc
+from .listwatch import ListerWatcher
+from .reflector import DEFAULT_PAGE_SIZE, Reflector
+from .store import (
+    DeletedFinalStateUnknown,
+    deletion_handling_meta_namespace_key_func,
+    meta_namespace_key_func,
+)
+
+__all__ = [
+    "MINIMUM_RESYNC_PERIOD",
+    "FilteringResourceEventHandler",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "wait_for_cache_sync",
+]
+
+logger = logging.getLogger(__name__)
+
+MINIMUM_RESYNC_PERIOD = 1.0
+# WaitForCacheSync's polling interval.
+SYNC_POLL_PERIOD = 0.1
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+@runtime_checkable
+class ResourceEventHandler(Protocol):
+    """Receives notifications from an informer, on the handler's own thread.
+
+    ``on_add(obj, is_in_initial_list)``: ``is_in_initial_list`` is true for
+    objects of the informer's first list (and for the replay a late handler
+    gets). ``on_update(old, new)``: ``old is new`` on a periodic resync.
+    ``on_delete(obj)``: ``obj`` may be a ``DeletedFinalStateUnknown``.
+    """
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None: ...
+
+    def on_update(self, old: Any, new: Any) -> None: ...
+
+    def on_delete(self, obj: Any) -> None: ...
+
+
+class ResourceEventHandlerFuncs:
+    """A handler from optional functions; a missing function ignores that event.
+
+    ``add_func`` is called as ``add_func(obj)`` or, if it accepts two
+    positional arguments, ``add_func(obj, is_in_initial_list)``.
+    """
+
+    def __init__(
+        self,
+        add_func: Callable[..., Any] | None = None,
+        update_func: Callable[[Any, Any], Any] | None = None,
+        delete_func: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.add_func = add_func
+        self.update_func = update_func
+        self.delete_func = delete_func
+        self._add_takes_initial = _accepts_two_args(add_func) if add_func else False
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        if self.add_func is None:
+            return
+        if self._add_takes_initial:
+            self.add_func(obj, is_in_initial_list)
+        else:
+            self.add_func(obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if self.update_func is not None:
+            self.update_func(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.delete_func is not None:
+            self.delete_func(obj)
+
+
+def _accepts_two_args(func: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return False
+    positional = 0
+    for param in sig.parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            return True
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            positional += 1
+    return positional >= 2
+
+
+class FilteringResourceEventHandler:
+    """Pass events to ``handler`` only for objects ``filter_func`` accepts.
+
+    Updates follow client-go: both pass -> ``on_update``; only the new one
+    passes -> ``on_add(new, False)``; only the old one passes ->
+    ``on_delete(old)``; neither -> nothing. A delete of a tombstone is
+    filtered on the tombstone itself, so ``filter_func`` should unwrap
+    ``DeletedFinalStateUnknown`` if it inspects the object.
+    """
+
+    def __init__(self, filter_func: Callable[[Any], bool], handler: ResourceEventHandler) -> None:
+        self.filter_func = filter_func
+        self.handler = handler
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        if self.filter_func(obj):
+            self.handler.on_add(obj, is_in_initial_list)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        new_ok = self.filter_func(new)
+        old_ok = self.filter_func(old)
+        if new_ok and old_ok:
+            self.handler.on_update(old, new)
+        elif new_ok:
+            self.handler.on_add(new, False)
+        elif old_ok:
+            self.handler.on_delete(old)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.filter_func(obj):
+            self.handler.on_delete(obj)
+
+
+# --------------------------------------------------------------------------- listeners
+
+_ADD = 0
+_UPDATE = 1
+_DELETE = 2
+
+
+def _determine_resync_period(desired: float, check: float) -> float:
+    if desired == 0:
+        return 0.0
+    if check == 0:
+        logger.warning(
+            "a handler asked for resync every %ss but the informer never resyncs", desired
+        )
+        return 0.0
+    return max(desired, check)
+
+
+class _ProcessorListener:
+    """One handler's unbounded buffer and delivery thread.
+
+    ``add`` never blocks (beyond a short lock); the thread delivers
+    notifications in order. ``_initial_pending`` counts queued-but-undelivered
+    ``on_add(..., True)`` notifications, for the registration's ``has_synced``.
+    """
+
+    def __init__(
+        self,
+        handler: ResourceEventHandler,
+        requested_resync: float,
+        resync_period: float,
+        name: str,
+    ) -> None:
+        self.handler = handler
+        self.requested_resync_period = requested_resync
+        self.resync_period = resync_period
+        self.next_resync = 0.0
+        self.name = name
+        self._cond = threading.Condition()
+        self._buffer: deque[tuple[int, Any, Any]] = deque()
+        self._stopped = False
+        self._initial_pending = 0
+        self._thread: threading.Thread | None = None
+
+    def add(self, kind: int, a: Any, b: Any) -> None:
+        with self._cond:
+            if self._stopped:
+                return
+            self._buffer.append((kind, a, b))
+            if kind == _ADD and b:
+                self._initial_pending += 1
+            self._cond.notify()
+
+    def start(self) -> None:
+        with self._cond:
+            if self._thread is not None or self._stopped:
+                return
+            self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop delivering; undelivered notifications are dropped."""
+        with self._cond:
+            self._stopped = True
+            self._buffer.clear()
+            self._cond.notify_all()
+
+    def join(self, timeout: float | None = None) -> None:
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._buffer)
+
+    def initial_delivered(self) -> bool:
+        with self._cond:
+            return self._initial_pending == 0
+
+    def should_resync(self, now: float) -> bool:
+        return self.resync_period > 0 and now >= self.next_resync
+
+    def determine_next_resync(self, now: float) -> None:
+        self.next_resync = now + self.resync_period
+
+    def _run(self) -> None:
+        handler = self.handler
+        while True:
+            with self._cond:
+                while not self._buffer and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                kind, a, b = self._buffer.popleft()
+            try:
+                if kind == _UPDATE:
+                    handler.on_update(a, b)
+                elif kind == _ADD:
+                    handler.on_add(a, b)
+                else:
+                    handler.on_delete(a)
+            except Exception:  # a handler bug must not kill delivery to it
+                logger.exception("%s: event handler %r failed", self.name, handler)
+            finally:
+                if kind == _ADD and b:
+                    with self._cond:
+                        self._initial_pending -= 1
+
+
+class ResourceEventHandlerRegistration:
+    """Returned by ``add_event_handler``; pass it to ``remove_event_handler``.
+
+    ``has_synced()`` is true once the informer has synced *and* this handler
+    has been handed every object of the initial list (or of the replay it
+    got when added late).
+    """
+
+    def __init__(self, informer: SharedIndexInformer, listener: _ProcessorListener) -> None:
+        self._informer = informer
+        self._listener = listener
+
+    @property
+    def handler(self) -> ResourceEventHandler:
+        return self._listener.handler
+
+    def has_synced(self) -> bool:
+        return self._informer.has_synced() and self._listener.initial_delivered()
+
+    def __repr__(self) -> str:
+        return f"ResourceEventHandlerRegistration({self._listener.handler!r})"
+
+
+class _SharedProcessor:
+    """The set of listeners and their "syncing" flags (client-go ``sharedProcessor``)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        # listener -> syncing: may receive resync (unchanged-RV) updates.
+        self._listeners: dict[_ProcessorListener, bool] = {}
+        self._started = False
+
+    def add_listener(self, listener: _ProcessorListener) -> None:
+        with self._lock:
+            self._listeners[listener] = True
+            if self._started:
+                listener.start()
+
+    def remove_listener(self, listener: _ProcessorListener) -> bool:
+        with self._lock:
+            if self._listeners.pop(listener, None) is None:
+                return False
+        listener.stop()
+        return True
+
+    def listeners(self) -> list[_ProcessorListener]:
+        with self._lock:
+            return list(self._listeners)
+
+    def start(self) -> None:
+        with self._lock:
+            self._started = True
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener.start()
+
+    def stop(self) -> list[_ProcessorListener]:
+        with self._lock:
+            self._started = False
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener.stop()
+        return listeners
+
+    def distribute(self, kind: int, a: Any, b: Any, sync: bool) -> None:
+        with self._lock:
+            for listener, syncing in self._listeners.items():
+                if not sync or syncing:
+                    listener.add(kind, a, b)
+
+    def should_resync(self) -> bool:
+        """Called when the reflector's resync timer fires: which listeners are due?"""
+        now = self._clock.now()
+        needed = False
+        with self._lock:
+            for listener in self._listeners:
+                if listener.should_resync(now):
+                    needed = True
+                    self._listeners[listener] = True
+                    listener.determine_next_resync(now)
+                else:
+                    self._listeners[listener] = False
+        return needed
+
+    def resync_check_period_changed(self, check: float) -> None:
+        with self._lock:
+            for listener in self._listeners:
+                listener.resync_period = _determine_resync_period(
+                    listener.requested_resync_period, check
+                )
+
+
+def _resource_version(obj: Any) -> str | None:
+    if isinstance(obj, dict):
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            return str(meta.get("resourceVersion") or "")
+    return None
+
+
+# --------------------------------------------------------------------------- informer
+
+
+class SharedIndexInformer:
+    """A shared cache of one resource plus event fan-out (see the module docstring).
+
+    ``indexers`` are added to the cache's Indexer; ``transform`` (e.g. drop
+    ``managedFields``) is applied to every object before it is cached.
+    ``resync_period`` is the default per-handler resync period (0: never).
+    Keyword-only: ``clock`` and ``page_size`` (for the reflector).
+    """
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher,
+        resync_period: float = 0,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        transform: Callable[[Any], Any] | None = None,
+        name: str = "",
+        *,
+        clock: Clock = REAL_CLOCK,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> None:
+        self.name = name or getattr(lister_watcher, "name", "") or "informer"
+        self._lister_watcher = lister_watcher
+        self._clock = clock
+        self._page_size = page_size
+        self._default_resync = float(resync_period)
+        self._resync_check_period = float(resync_period)
+        self._indexer = Indexer(deletion_handling_meta_namespace_key_func, dict(indexers or {}))
+        self._transform = transform
+        self._fifo = DeltaFIFO(
+            meta_namespace_key_func,
+            known_objects=self._indexer,
+            emit_delta_type_replaced=True,
+            transformer=transform,
+        )
+        self._processor = _SharedProcessor(clock)
+        # Held while deltas are applied and distributed, and while a handler
+        # is added after start, so a late handler's replay and the live
+        # stream neither overlap nor leave a gap.
+        self._block_deltas = threading.RLock()
+        self._state_lock = threading.Lock()
+        self._started = False
+        self._stopped = False
+        self._reflector: Reflector | None = None
+        self._listener_seq = 0
+
+    # ------------------------------------------------------------ handlers
+
+    def add_event_handler(
+        self, handler: ResourceEventHandler, resync_period: float | None = None
+    ) -> ResourceEventHandlerRegistration:
+        """Register ``handler``; returns its registration.
+
+        ``resync_period`` defaults to the informer's; values under 1 s become
+        1 s; a value under the informer's resync check period lowers that
+        period before start and is raised to it after start. Raises
+        ``RuntimeError`` once the informer has stopped.
+        """
+        period = self._default_resync if resync_period is None else float(resync_period)
+        with self._block_deltas:
+            if self._stopped:
+                raise RuntimeError(
+                    f"handler {handler!r} was not added to informer {self.name}: it has stopped"
+                )
+            if period > 0:
+                if period < MINIMUM_RESYNC_PERIOD:
+                    logger.warning(
+                        "%s: resync period %ss is too small, using %ss",
+                        self.name,
+                        period,
+                        MINIMUM_RESYNC_PERIOD,
+                    )
+                    period = MINIMUM_RESYNC_PERIOD
+                if period < self._resync_check_period:
+                    if self._started:
+                        logger.warning(
+                            "%s: resync period %ss is smaller than the informer's check period "
+                            "%ss and the informer has started; using %ss",
+                            self.name,
+                            period,
+                            self._resync_check_period,
+                            self._resync_check_period,
+                        )
+                        period = self._resync_check_period
+                    else:
+                        self._resync_check_period = period
+                        self._processor.resync_check_period_changed(period)
+            self._listener_seq += 1
+            listener = _ProcessorListener(
+                handler,
+                period,
+                _determine_resync_period(period, self._resync_check_period),
+                f"{self.name}-handler-{self._listener_seq}",
+            )
+            listener.determine_next_resync(self._clock.now())
+            self._processor.add_listener(listener)
+            if self._started:
+                for obj in self._indexer.list():
+                    listener.add(_ADD, obj, True)
+        return ResourceEventHandlerRegistration(self, listener)
+
+    def remove_event_handler(self, registration: ResourceEventHandlerRegistration) -> None:
+        """Stop notifying that handler (idempotent). Buffered notifications are dropped."""
+        listener = getattr(registration, "_listener", None)
+        if listener is None:
+            return
+        with self._block_deltas:
+            self._processor.remove_listener(listener)
+
+    # ------------------------------------------------------------ cache
+
+    def get_store(self) -> Indexer:
+        """The cache (an Indexer). Its objects are shared: never mutate them."""
+        return self._indexer
+
+    def get_indexer(self) -> Indexer:
+        return self._indexer
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        """Add indexes (existing objects are indexed at once). ``ValueError`` on a name clash."""
+        with self._block_deltas:
+            if self._stopped:
+                raise RuntimeError(f"indexers not added to informer {self.name}: it has stopped")
+            self._indexer.add_indexers(indexers)
+
+    def has_synced(self) -> bool:
+        """True once every object of the first list has been applied to the cache."""
+        return self._started and self._fifo.has_synced()
+
+    def last_sync_resource_version(self) -> str:
+        reflector = self._reflector
+        return reflector.last_sync_resource_version() if reflector is not None else ""
+
+    def is_stopped(self) -> bool:
+        return self._stopped
+
+    def has_started(self) -> bool:
+        return self._started
+
+    # ------------------------------------------------------------ running
+
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run the informer in a daemon thread; returns the thread."""
+        thread = threading.Thread(
+            target=self.run, args=(stop,), name=f"informer-{self.name}", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def run(self, stop: threading.Event) -> None:
+        """List, watch and dispatch until ``stop`` is set (blocks). A second call returns."""
+        with self._state_lock:
+            if self._started or self._stopped:
+                logger.warning("%s: informer already started; run() ignored", self.name)
+                return
+            with self._block_deltas:
+                self._reflector = Reflector(
+                    self._lister_watcher,
+                    self._fifo,
+                    self.name,
+                    self._resync_check_period,
+                    self._page_size,
+                    clock=self._clock,
+                    should_resync=self._processor.should_resync,
+                )
+                self._started = True
+                self._processor.start()
+        reflector = self._reflector
+        reflector_thread = threading.Thread(
+            target=self._run_reflector,
+            args=(reflector, stop),
+            name=f"reflector-{self.name}",
+            daemon=True,
+        )
+        reflector_thread.start()
+        try:
+            while not stop.is_set():
+                try:
+                    self._fifo.pop(self._handle_deltas)
+                except ClosedError:
+                    break
+                except Exception:  # keep the cache loop alive; the delta is dropped
+                    logger.exception("%s: processing deltas failed", self.name)
+        finally:
+            self._fifo.close()
+            reflector_thread.join()
+            with self._block_deltas:
+                self._stopped = True
+                listeners = self._processor.stop()
+            for listener in listeners:
+                listener.join(timeout=5.0)
+            logger.debug("%s: informer stopped", self.name)
+
+    def _run_reflector(self, reflector: Reflector, stop: threading.Event) -> None:
+        try:
+            reflector.run(stop)
+        finally:
+            self._fifo.close()  # wakes the pop loop
+
+    def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
+        """Apply ``deltas`` oldest first to the indexer, then notify (under the FIFO lock)."""
+        indexer = self._indexer
+        processor = self._processor
+        with self._block_deltas:
+            for delta in deltas:
+                obj = delta.object
+                if delta.type is DeltaType.DELETED:
+                    indexer.delete(obj)
+                    processor.distribute(_DELETE, obj, None, False)
+                    continue
+                if isinstance(obj, DeletedFinalStateUnknown):  # defensive: never expected
+                    continue
+                old = indexer.get(obj)
+                if old is not None:
+                    indexer.update(obj)
+                    old_rv = _resource_version(old)
+                    new_rv = _resource_version(obj)
+                    is_sync = old_rv is not None and new_rv is not None and old_rv == new_rv
+                    processor.distribute(_UPDATE, old, obj, is_sync)
+                else:
+                    indexer.add(obj)
+                    processor.distribute(_ADD, obj, is_in_initial_list, False)
+
+    def __repr__(self) -> str:
+        return f"SharedIndexInformer({self.name!r})"
+
+
+# --------------------------------------------------------------------------- sync waiting
+
+
+def wait_for_cache_sync(
+    stop: threading.Event, *has_synced: Callable[[], bool], timeout: float | None = None
+) -> bool:
+    """Poll (every 100 ms, first at once) until every ``has_synced()`` is true.
+
+    Returns True when they all are; False if ``stop`` is set or ``timeout``
+    seconds pass first.
+    """
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        if all(fn() for fn in has_synced):
+            return True
+        if stop.is_set():
+            return False
+        wait = SYNC_POLL_PERIOD
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            wait = min(wait, remaining)
+        if stop.wait(wait):
+            return all(fn() for fn in has_synced)
