@@ -1,0 +1,220 @@
+"""Event-handler helpers: turn informer events into workqueue keys.
+
+The usual wiring (sample-controller / controller-runtime)::
+
+    balancers.add_event_handler(enqueue_key(queue))
+    deployments.add_event_handler(
+        predicate_handler(enqueue_owner(queue, "Balancer", "exposer.hliangzhao.io"),
+                          generation_changed, labels_changed))
+
+- ``enqueue_key(queue)``: every add/update/delete enqueues the object's
+  ``"namespace/name"`` key (tombstones included).
+- ``enqueue_owner(queue, owner_kind, owner_group)``: a child's event enqueues
+  the key of its *controller* owner (the ownerReference with
+  ``controller: true``) when that owner has the given kind and API group
+  (``""`` for the core group). On an update whose controller owner changed,
+  both owners are enqueued.
+- Update predicates ``(old, new) -> bool`` decide whether an update matters:
+  ``generation_changed`` (spec changes; status writes don't bump it),
+  ``resource_version_changed`` (anything but a resync), ``labels_changed``,
+  ``annotations_changed``. ``predicate_handler(handler, *preds)`` forwards an
+  update only if *any* predicate holds; adds and deletes always pass. To
+  filter which *objects* are seen at all, wrap with
+  ``pycontroller.cache.FilteringResourceEventHandler`` (which turns updates
+  crossing the filter into adds/deletes); the two compose either way round.
+
+Keys, not objects, go on queues: the worker reads the current state from a
+lister, so handlers never mutate or hold on to cached objects.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .cache.shared_informer import ResourceEventHandler
+from .cache.store import DeletedFinalStateUnknown, deletion_handling_meta_namespace_key_func
+
+__all__ = [
+    "UpdatePredicate",
+    "annotations_changed",
+    "controller_owner_key",
+    "enqueue_key",
+    "enqueue_owner",
+    "generation_changed",
+    "labels_changed",
+    "predicate_handler",
+    "resource_version_changed",
+]
+
+logger = logging.getLogger(__name__)
+
+UpdatePredicate = Callable[[Any, Any], bool]
+
+
+class _Adder(Protocol):
+    def add(self, item: Any) -> None: ...
+
+
+def _meta(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, DeletedFinalStateUnknown):
+        obj = obj.obj
+    if isinstance(obj, dict):
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            return meta
+    return {}
+
+
+# --------------------------------------------------------------------------- enqueue_key
+
+
+class _EnqueueKey:
+    """Adds ``deletion_handling_meta_namespace_key_func(obj)`` for every event."""
+
+    def __init__(self, queue: _Adder) -> None:
+        self.queue = queue
+
+    def _add(self, obj: Any) -> None:
+        try:
+            key = deletion_handling_meta_namespace_key_func(obj)
+        except Exception as err:  # an object without metadata cannot be keyed
+            logger.warning("cannot compute a queue key: %s", err)
+            return
+        self.queue.add(key)
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        self._add(obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._add(new)
+
+    def on_delete(self, obj: Any) -> None:
+        self._add(obj)
+
+
+def enqueue_key(queue: _Adder) -> ResourceEventHandler:
+    """A handler that enqueues each event's ``"ns/name"`` key (tombstones unwrapped)."""
+    return _EnqueueKey(queue)
+
+
+# --------------------------------------------------------------------------- enqueue_owner
+
+
+def _api_group(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | None:
+    """Key ``"ns/ownerName"`` of ``obj``'s controller owner if it is ``owner_kind`` in ``owner_group``.
+
+    Owner references are namespace-local, so the owner's namespace is the
+    child's (a cluster-scoped child gives just ``"ownerName"``). Accepts a
+    ``DeletedFinalStateUnknown``. Returns None when there is no matching
+    controller reference.
+    """
+    meta = _meta(obj)
+    for ref in meta.get("ownerReferences") or ():
+        if not isinstance(ref, dict) or not ref.get("controller"):
+            continue
+        if ref.get("kind") != owner_kind:
+            return None
+        if _api_group(str(ref.get("apiVersion") or "")) != owner_group:
+            return None
+        name = ref.get("name")
+        if not name:
+            return None
+        namespace = meta.get("namespace") or ""
+        return f"{namespace}/{name}" if namespace else str(name)
+    return None
+
+
+class _EnqueueOwner:
+    def __init__(self, queue: _Adder, owner_kind: str, owner_group: str) -> None:
+        self.queue = queue
+        self.owner_kind = owner_kind
+        self.owner_group = owner_group
+
+    def _key(self, obj: Any) -> str | None:
+        return controller_owner_key(obj, self.owner_kind, self.owner_group)
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        key = self._key(obj)
+        if key is not None:
+            self.queue.add(key)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        new_key = self._key(new)
+        old_key = self._key(old)
+        if new_key is not None:
+            self.queue.add(new_key)
+        if old_key is not None and old_key != new_key:
+            self.queue.add(old_key)
+
+    def on_delete(self, obj: Any) -> None:
+        key = self._key(obj)
+        if key is not None:
+            self.queue.add(key)
+
+
+def enqueue_owner(queue: _Adder, owner_kind: str, owner_group: str) -> ResourceEventHandler:
+    """A handler that maps a child's events to its controller owner's key.
+
+    ``owner_group`` is the API group of the owner's ``apiVersion`` (``""``
+    for core, e.g. ``"apps"`` for Deployments); the version is ignored.
+    """
+    return _EnqueueOwner(queue, owner_kind, owner_group)
+
+
+# --------------------------------------------------------------------------- predicates
+
+
+def generation_changed(old: Any, new: Any) -> bool:
+    """``metadata.generation`` differs (spec changed); objects without one count as changed."""
+    old_gen = _meta(old).get("generation")
+    new_gen = _meta(new).get("generation")
+    if old_gen is None or new_gen is None:
+        return True
+    return bool(old_gen != new_gen)
+
+
+def resource_version_changed(old: Any, new: Any) -> bool:
+    """``metadata.resourceVersion`` differs: false only for resyncs and unchanged relists."""
+    return bool(_meta(old).get("resourceVersion") != _meta(new).get("resourceVersion"))
+
+
+def labels_changed(old: Any, new: Any) -> bool:
+    """``metadata.labels`` differ (missing and empty are the same)."""
+    return bool((_meta(old).get("labels") or {}) != (_meta(new).get("labels") or {}))
+
+
+def annotations_changed(old: Any, new: Any) -> bool:
+    """``metadata.annotations`` differ (missing and empty are the same)."""
+    return bool((_meta(old).get("annotations") or {}) != (_meta(new).get("annotations") or {}))
+
+
+class _PredicateHandler:
+    def __init__(self, handler: ResourceEventHandler, predicates: tuple[UpdatePredicate, ...]):
+        self.handler = handler
+        self.predicates = predicates
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        self.handler.on_add(obj, is_in_initial_list)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if not self.predicates or any(p(old, new) for p in self.predicates):
+            self.handler.on_update(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        self.handler.on_delete(obj)
+
+
+def predicate_handler(
+    handler: ResourceEventHandler, *update_predicates: UpdatePredicate
+) -> ResourceEventHandler:
+    """Forward updates to ``handler`` only when any predicate holds (no predicates: all).
+
+    Adds and deletes are always forwarded.
+    """
+    return _PredicateHandler(handler, tuple(update_predicates))
