@@ -107,7 +107,7 @@ def _api_group(api_version: str) -> str:
 
 
 def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | None:
-    """Key ``"ns/ownerName"`` of ``obj``'s controller owner if it is ``owner_kind`` in ``owner_group``.
+    """Key ``"ns/ownerName"`` of the controller owner of ``obj``, if of that kind and group.
 
     Owner references are namespace-local, so the owner's namespace is the
     child's (a cluster-scoped child gives just ``"ownerName"``). Accepts a
