@@ -1,0 +1,272 @@
+"""Data plane: the exact ConfigMap text of the 40/20/40 sample Balancer,
+served by the real nginx, splits 1,000 TCP connections 400/200/400.
+
+Topology (all created by this test, removed in its finalizer)::
+
+    netns pcb-ngx-<pid>                     netns pcb-b<i>-<pid>  (i = 0, 1, 2)
+      lo 127.0.0.1                            veth "eth0"  10.<x>.<i>.2/24
+      nginx, listening on :80  <-- veth -->   TCP server on :80 answering "v<i+1>"
+      veth "v<i>"  10.<x>.<i>.1/24
+      /etc/hosts (from /etc/netns/pcb-ngx-<pid>/hosts, bind-mounted by
+      `ip netns exec`): balancer-sample-v<i+1>-backend -> 10.<x>.<i>.2
+
+Each backend address plays the backend Service's ClusterIP (port 80; in a
+cluster the Service maps it to targetPort 5678 on the pods). nginx runs the
+generated text unaltered (``nginx_util``). The client runs in nginx's
+namespace, first checks every backend directly (so that no upstream is
+marked failed during start-up), then waits for nginx and opens 1,000
+sequential connections to 127.0.0.1:80, reading each reply to EOF.
+
+nginx's smooth weighted round-robin with one worker (the config sets no
+``worker_processes``) is exact over every multiple of the total weight
+(100), so the expected split is exactly 400/200/400; the assertion allows
+the 2% the specification grants.
+
+Skipped unless running as root with ``ip netns`` usable and nginx (with the
+stream module) installed; CI runs as root with hack/install-deps.sh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+import nginx_util  # noqa: E402
+
+from controllers.balancer import names  # noqa: E402
+from controllers.balancer.nginx import render  # noqa: E402
+from controllers.balancer.resources import desired_children  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+CONNECTIONS = 1000
+DEADLINE = 20.0  # seconds, for each start-up wait
+
+
+def _skip_reason() -> str | None:
+    if nginx_util.unavailable_reason():
+        return nginx_util.unavailable_reason()
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None:
+        return "iproute2 (ip) is not installed"
+    probe = f"pcb-probe-{os.getpid()}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, check=False)
+    if made.returncode != 0:
+        return f"ip netns add failed: {made.stderr.decode().strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True, check=False)
+    return None
+
+
+_REASON = _skip_reason()
+pytestmark = pytest.mark.skipif(_REASON is not None, reason=str(_REASON))
+
+BACKEND_SERVER = r"""
+import socket, sys
+identity, port = sys.argv[1].encode(), int(sys.argv[2])
+srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", port))
+srv.listen(512)
+print("ready", flush=True)
+while True:
+    conn, _ = srv.accept()
+    try:
+        conn.sendall(identity + b"\n")
+    finally:
+        conn.close()
+"""
+
+CLIENT = r"""
+import collections, json, socket, sys, time
+port, count, deadline = int(sys.argv[1]), int(sys.argv[2]), time.monotonic() + float(sys.argv[3])
+backends = sys.argv[4:]
+
+def ask(host, port):
+    with socket.create_connection((host, port), timeout=5) as s:
+        chunks = []
+        while True:
+            data = s.recv(4096)
+            if not data:
+                return b"".join(chunks).decode().strip()
+            chunks.append(data)
+
+def wait(host, port):
+    while True:
+        try:
+            return ask(host, port)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+direct = {b: wait(b, port) for b in backends}   # every backend answers
+wait("127.0.0.1", port)                          # nginx is up (not counted)
+counts = collections.Counter()
+for _ in range(count):
+    counts[ask("127.0.0.1", port)] += 1
+print(json.dumps({"direct": direct, "counts": counts}))
+"""
+
+
+def _run(*argv: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr.strip()}"
+
+
+def _wait_ready(proc: subprocess.Popen[str], what: str) -> None:
+    """Wait (bounded) for ``proc`` to print its "ready" line."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with {proc.returncode}")
+        readable, _, _ = select.select([proc.stdout], [], [], 0.1)
+        if readable and proc.stdout.readline().strip() == "ready":
+            return
+    pytest.fail(f"{what} did not become ready in {DEADLINE} s")
+
+
+class Topology:
+    """The namespaces, links and processes of one test run; ``close()``
+    removes all of them (processes first, by pid, then namespaces)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        suffix = os.getpid()
+        self.nginx_ns = f"pcb-ngx-{suffix}"
+        self.backend_ns = [f"pcb-b{i}-{suffix}" for i in range(3)]
+        self.subnet = 10 + suffix % 200  # 10.<subnet>.<i>.0/24, private to these namespaces
+        self.etc = Path("/etc/netns") / self.nginx_ns
+        self.tmp = tmp_path
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def backend_address(self, i: int) -> str:
+        return f"10.{self.subnet}.{i}.2"
+
+    def build(self, hosts: dict[str, str]) -> None:
+        _run("ip", "netns", "add", self.nginx_ns)
+        _run("ip", "-n", self.nginx_ns, "link", "set", "lo", "up")
+        for i, ns in enumerate(self.backend_ns):
+            _run("ip", "netns", "add", ns)
+            _run("ip", "-n", ns, "link", "set", "lo", "up")
+            # Created inside nginx's namespace: no name can clash with the host's links.
+            _run("ip", "-n", self.nginx_ns, "link", "add", f"v{i}", "type", "veth",
+                 "peer", "name", "eth0", "netns", ns)  # fmt: skip
+            _run("ip", "-n", self.nginx_ns, "addr", "add", f"10.{self.subnet}.{i}.1/24",
+                 "dev", f"v{i}")  # fmt: skip
+            _run("ip", "-n", self.nginx_ns, "link", "set", "dev", f"v{i}", "up")
+            _run("ip", "-n", ns, "addr", "add", f"{self.backend_address(i)}/24", "dev", "eth0")
+            _run("ip", "-n", ns, "link", "set", "dev", "eth0", "up")
+        self.etc.mkdir(parents=True, exist_ok=True)
+        (self.etc / "hosts").write_text(nginx_util.hosts_text(hosts))
+
+    def spawn(self, ns: str, argv: list[str]) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        for ns in [self.nginx_ns, *self.backend_ns]:
+            # Anything still in our namespaces (e.g. an nginx worker) is ours.
+            pids = subprocess.run(
+                ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
+            ).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        shutil.rmtree(self.etc, ignore_errors=True)
+
+
+@pytest.fixture
+def topology(tmp_path: Path) -> Iterator[Topology]:
+    topo = Topology(tmp_path)
+    try:
+        yield topo
+    finally:
+        topo.close()
+    leftover = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert topo.nginx_ns not in leftover
+
+
+def test_weighted_split_through_real_nginx(topology: Topology, tmp_path: Path) -> None:
+    balancer: dict[str, Any] = yaml.safe_load((REPO / "crds/samples/balancer.yaml").read_text())
+    balancer["metadata"].update(namespace="default", uid="dataplane")
+    configmap = next(c for c in desired_children(balancer) if c["kind"] == "ConfigMap")
+    text = configmap["data"][names.NGINX_CONF_KEY]
+    assert text == render(balancer)
+    backends = balancer["spec"]["backends"]
+    weights = {b["name"]: b["weight"] for b in backends}
+    assert weights == {"v1": 40, "v2": 20, "v3": 40}
+    port = balancer["spec"]["ports"][0]["port"]
+
+    hosts = {
+        names.backend_service_name(balancer["metadata"]["name"], b["name"]): (
+            topology.backend_address(i)
+        )
+        for i, b in enumerate(backends)
+    }
+    topology.build(hosts)
+    for i, backend in enumerate(backends):
+        ns = topology.backend_ns[i]
+        server = topology.spawn(
+            ns, [sys.executable, "-c", BACKEND_SERVER, backend["name"], str(port)]
+        )
+        _wait_ready(server, f"backend {backend['name']}")
+
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(text)
+    nginx = topology.spawn(topology.nginx_ns, nginx_util.nginx_command(conf, tmp_path))
+
+    client = subprocess.run(
+        [
+            "ip", "netns", "exec", topology.nginx_ns, sys.executable, "-c", CLIENT,
+            str(port), str(CONNECTIONS), str(DEADLINE),
+            *(topology.backend_address(i) for i in range(len(backends))),
+        ],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    error_log = (tmp_path / "error.log").read_text() if (tmp_path / "error.log").exists() else ""
+    assert nginx.poll() is None, f"nginx exited: {error_log}"
+    assert client.returncode == 0, client.stderr + error_log
+    result = json.loads(client.stdout)
+    assert result["direct"] == {
+        topology.backend_address(i): b["name"] for i, b in enumerate(backends)
+    }
+    counts: dict[str, int] = result["counts"]
+    print("split:", counts)
+    assert sum(counts.values()) == CONNECTIONS, counts
+    assert set(counts) == set(weights), counts
+    total_weight = sum(weights.values())
+    for name, weight in weights.items():
+        expected = CONNECTIONS * weight / total_weight
+        assert abs(counts[name] - expected) <= 0.02 * CONNECTIONS, counts
+    assert conf.read_text() == text  # served unaltered
