@@ -28,6 +28,7 @@ stream module) installed; CI runs as root with hack/install-deps.sh.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -44,11 +45,11 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-import nginx_util  # noqa: E402
+import nginx_util
 
-from controllers.balancer import names  # noqa: E402
-from controllers.balancer.nginx import render  # noqa: E402
-from controllers.balancer.resources import desired_children  # noqa: E402
+from controllers.balancer import names
+from controllers.balancer.nginx import render
+from controllers.balancer.resources import desired_children
 
 REPO = Path(__file__).resolve().parents[2]
 CONNECTIONS = 1000
@@ -198,10 +199,8 @@ class Topology:
                 ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
             ).stdout.split()
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         shutil.rmtree(self.etc, ignore_errors=True)
 

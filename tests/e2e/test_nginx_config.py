@@ -20,11 +20,11 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-import nginx_util  # noqa: E402
+import nginx_util
 
-from controllers.balancer import names  # noqa: E402
-from controllers.balancer.nginx import render  # noqa: E402
-from controllers.balancer.validation import validate  # noqa: E402
+from controllers.balancer import names
+from controllers.balancer.nginx import render
+from controllers.balancer.validation import validate
 
 pytestmark = pytest.mark.skipif(
     nginx_util.unavailable_reason() is not None, reason=str(nginx_util.unavailable_reason())
