@@ -1,0 +1,246 @@
+"""Built-in resource types and their per-kind defaulting.
+
+The kinds served out of the box, with the scope, short names, status
+subresource and name rule kube-apiserver gives them, and the defaults kube's
+defaulting functions and registry strategies apply on create/update (Service
+clusterIP and port protocol/targetPort, Deployment replicas/strategy/pod
+template, Pod spec defaults and ``Pending`` phase, Namespace ``Active`` phase
+and ``kubernetes`` finalizer, Secret type). Controllers tested against this
+server therefore see the same defaulted objects they would on a cluster and
+must diff semantically, as they must against kube.
+
+Defaulting is deterministic apart from allocated Service cluster IPs and node
+ports, which come from a per-server ``Defaulter`` (so a restarted server keeps
+allocating fresh addresses).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+from pycontroller.testing.apiserver.resource_types import ResourceType
+
+__all__ = ["BUILTIN_TYPES", "Defaulter", "builtin_types"]
+
+
+def _rt(
+    group: str,
+    version: str,
+    kind: str,
+    plural: str,
+    *,
+    namespaced: bool = True,
+    short: tuple[str, ...] = (),
+    status: bool = False,
+    name_rule: str = "subdomain",
+    categories: tuple[str, ...] = (),
+) -> ResourceType:
+    return ResourceType(
+        group=group,
+        version=version,
+        kind=kind,
+        plural=plural,
+        namespaced=namespaced,
+        singular=kind.lower(),
+        short_names=short,
+        categories=categories,
+        has_status=status,
+        name_rule=name_rule,
+    )
+
+
+BUILTIN_TYPES: tuple[ResourceType, ...] = (
+    _rt("", "v1", "Namespace", "namespaces", namespaced=False, short=("ns",), status=True,
+        name_rule="label"),
+    _rt("", "v1", "Pod", "pods", short=("po",), status=True, categories=("all",)),
+    _rt("", "v1", "Service", "services", short=("svc",), status=True, name_rule="dns1035",
+        categories=("all",)),
+    _rt("", "v1", "ConfigMap", "configmaps", short=("cm",)),
+    _rt("", "v1", "Secret", "secrets"),
+    _rt("", "v1", "ServiceAccount", "serviceaccounts", short=("sa",)),
+    _rt("", "v1", "Event", "events", short=("ev",)),
+    _rt("apps", "v1", "Deployment", "deployments", short=("deploy",), status=True,
+        categories=("all",)),
+    _rt("coordination.k8s.io", "v1", "Lease", "leases"),
+    _rt("events.k8s.io", "v1", "Event", "events", short=("ev",)),
+    _rt("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+        namespaced=False, short=("crd", "crds"), status=True, categories=("api-extensions",)),
+    _rt("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+    _rt("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
+    _rt("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
+    _rt("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
+        namespaced=False),
+)  # fmt: skip
+
+
+def builtin_types() -> list[ResourceType]:
+    return list(BUILTIN_TYPES)
+
+
+# --- defaulting ----------------------------------------------------------------
+
+
+def _default_container(c: dict[str, Any]) -> None:
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    if "imagePullPolicy" not in c:
+        image = str(c.get("image", ""))
+        tag = image.rsplit("/", 1)[-1]
+        latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
+        c["imagePullPolicy"] = "Always" if latest else "IfNotPresent"
+    c.setdefault("resources", {})
+    for p in c.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        pr = c.get(probe)
+        if isinstance(pr, dict):
+            pr.setdefault("timeoutSeconds", 1)
+            pr.setdefault("periodSeconds", 10)
+            pr.setdefault("successThreshold", 1)
+            pr.setdefault("failureThreshold", 3)
+
+
+def _default_pod_spec(spec: dict[str, Any]) -> None:
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                _default_container(c)
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    for v in spec.get("volumes") or []:
+        if not isinstance(v, dict):
+            continue
+        for src in ("configMap", "secret"):
+            s = v.get(src)
+            if isinstance(s, dict):
+                s.setdefault("defaultMode", 420)
+
+
+class Defaulter:
+    """Per-kind defaulting; owns the Service IP / node-port allocators.
+
+    Thread-safe: allocation happens under ``_lock`` (callers also serialise
+    writes under the storage lock, so this is belt and braces).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next_ip = 1
+        self._next_node_port = 30000
+
+    def _alloc_ip(self) -> str:
+        with self._lock:
+            n = self._next_ip
+            self._next_ip += 1
+        # 10.96.0.0/12, skipping .0 and 10.96.0.1 (the kubernetes service).
+        n += 1
+        return f"10.{96 + (n >> 16) % 16}.{(n >> 8) & 0xFF}.{n & 0xFF}"
+
+    def _alloc_node_port(self) -> int:
+        with self._lock:
+            p = self._next_node_port
+            self._next_node_port = 30000 + (self._next_node_port - 30000 + 1) % 2768
+        return p
+
+    def default(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Apply defaults to ``obj`` in place (``old`` is the stored object on update)."""
+        if rt.is_crd:
+            return
+        key = (rt.group, rt.kind)
+        if key == ("", "Service"):
+            self._default_service(obj, old)
+        elif key == ("apps", "Deployment"):
+            _default_deployment(obj)
+        elif key == ("", "Pod"):
+            _default_pod_spec(obj.setdefault("spec", {}))
+            if old is None:
+                st = obj.setdefault("status", {})
+                st.setdefault("phase", "Pending")
+                st.setdefault("qosClass", "BestEffort")
+        elif key == ("", "Namespace"):
+            spec = obj.setdefault("spec", {})
+            spec.setdefault("finalizers", ["kubernetes"])
+            st = obj.setdefault("status", {})
+            st.setdefault("phase", "Active")
+            name = (obj.get("metadata") or {}).get("name", "")
+            labels = obj["metadata"].get("labels")
+            if not isinstance(labels, dict):
+                labels = {}
+                obj["metadata"]["labels"] = labels
+            labels["kubernetes.io/metadata.name"] = name
+        elif key == ("", "Secret"):
+            obj.setdefault("type", "Opaque")
+
+    def _default_service(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        spec = obj.setdefault("spec", {})
+        old_spec = (old or {}).get("spec") or {}
+        spec.setdefault("type", "ClusterIP")
+        stype = spec["type"]
+        if stype != "ExternalName":
+            spec.setdefault("sessionAffinity", "None")
+            if not spec.get("clusterIP"):
+                if old_spec.get("clusterIP"):
+                    spec["clusterIP"] = old_spec["clusterIP"]
+                    if old_spec.get("clusterIPs"):
+                        spec["clusterIPs"] = list(old_spec["clusterIPs"])
+                else:
+                    spec["clusterIP"] = self._alloc_ip()
+            if spec["clusterIP"] != "None" or "clusterIPs" not in spec:
+                spec.setdefault("clusterIPs", [spec["clusterIP"]])
+            spec.setdefault("ipFamilies", ["IPv4"])
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
+            spec.setdefault("internalTrafficPolicy", "Cluster")
+        old_ports = {
+            (p.get("port"), p.get("protocol", "TCP")): p
+            for p in old_spec.get("ports") or []
+            if isinstance(p, dict)
+        }
+        for p in spec.get("ports") or []:
+            if not isinstance(p, dict):
+                continue
+            p.setdefault("protocol", "TCP")
+            if "targetPort" not in p and "port" in p:
+                p["targetPort"] = p["port"]
+            if stype in ("NodePort", "LoadBalancer") and not p.get("nodePort"):
+                prev = old_ports.get((p.get("port"), p["protocol"]))
+                p["nodePort"] = (prev or {}).get("nodePort") or self._alloc_node_port()
+        if stype in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+        if stype == "LoadBalancer":
+            spec.setdefault("allocateLoadBalancerNodePorts", True)
+        st = obj.get("status")
+        if not isinstance(st, dict):
+            obj["status"] = {"loadBalancer": {}}
+        else:
+            st.setdefault("loadBalancer", {})
+
+
+def _default_deployment(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", "25%")
+        ru.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    template = spec.setdefault("template", {})
+    template.setdefault("metadata", {})
+    _default_pod_spec(template.setdefault("spec", {}))
+
+
+def default_copy(
+    defaulter: Defaulter, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A defaulted deep copy of ``obj`` (``obj`` is left untouched)."""
+    out = copy.deepcopy(obj)
+    defaulter.default(rt, out, old)
+    return out

@@ -1,0 +1,238 @@
+"""Owner-reference garbage collector, deletion finalizers and namespace cleanup.
+
+A background thread woken by storage commits that matter (deletions,
+terminating objects, objects carrying ownerReferences) plus a slow periodic
+rescan. Each pass, under the storage lock so it sees one consistent state:
+
+- a dependent none of whose owners exists (by uid) is deleted (Background
+  propagation, or Foreground when it has dependents itself); owner
+  references to vanished owners are dropped when some owner still exists;
+- an owner terminating with the ``orphan`` finalizer has its dependents'
+  references to it removed, then the finalizer removed;
+- an owner terminating with ``foregroundDeletion`` has its dependents
+  deleted; once none with ``blockOwnerDeletion: true`` remains, the
+  finalizer is removed (which deletes the owner when it was the last);
+- a terminating namespace has its contents deleted; when empty, its
+  ``spec.finalizers`` are cleared and it is removed.
+
+Writes never wait on this thread: requests return at once and the GC
+converges within tens of milliseconds, like kube's controllers do.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from typing import Any
+
+from pycontroller.testing.apiserver.rest import FOREGROUND, ORPHAN, REST
+from pycontroller.testing.apiserver.storage import Event
+
+__all__ = ["GarbageCollector"]
+
+logger = logging.getLogger(__name__)
+
+NS_RKEY = ("", "namespaces")
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+class GarbageCollector:
+    def __init__(self, rest: REST, *, period: float = 0.5, debounce: float = 0.01) -> None:
+        self.rest = rest
+        self.period = period
+        self.debounce = debounce
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        rest.storage.add_listener(self._on_event)
+
+    def _on_event(self, ev: Event) -> None:
+        meta = _meta(ev.obj)
+        if ev.type == "DELETED" or meta.get("deletionTimestamp") or meta.get("ownerReferences"):
+            self._wake.set()
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="apiserver-gc", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        t = self._thread
+        if t is not None:
+            t.join(timeout=5)
+        self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.period)
+            if self._stop.is_set():
+                return
+            if self._wake.is_set():
+                self._stop.wait(self.debounce)
+            self._wake.clear()
+            try:
+                self.sync_once()
+            except Exception:  # keep collecting; a bug here must not kill the thread
+                logger.exception("garbage collector pass failed")
+
+    def sync_once(self) -> int:
+        """One pass; returns the number of writes made."""
+        rest = self.rest
+        storage = rest.storage
+        writes = 0
+        with storage.lock:
+            objs = list(storage.all_objects())
+            dependents: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]] = {}
+            for rk, obj in objs:
+                for ref in _meta(obj).get("ownerReferences") or []:
+                    if isinstance(ref, dict) and ref.get("uid"):
+                        dependents.setdefault(str(ref["uid"]), []).append((rk, obj))
+            for rk, obj in objs:
+                meta = _meta(obj)
+                if not meta.get("deletionTimestamp"):
+                    continue
+                writes += self._terminating(rk, obj, dependents)
+            for rk, obj in objs:
+                meta = _meta(obj)
+                refs = meta.get("ownerReferences")
+                if not refs or meta.get("deletionTimestamp"):
+                    continue
+                writes += self._dependent(rk, obj, refs, dependents)
+        return writes
+
+    def _current(self, rk: tuple[str, str], obj: dict[str, Any]) -> dict[str, Any] | None:
+        meta = _meta(obj)
+        cur = self.rest.storage.get(rk, meta.get("namespace") or "", meta.get("name") or "")
+        if cur is None or _meta(cur).get("uid") != meta.get("uid"):
+            return None
+        return cur
+
+    def _terminating(
+        self,
+        rk: tuple[str, str],
+        obj: dict[str, Any],
+        dependents: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]],
+    ) -> int:
+        rest = self.rest
+        rt = rest.type_for(rk)
+        if rt is None:
+            return 0
+        writes = 0
+        uid = str(_meta(obj).get("uid"))
+        fins = _meta(obj).get("finalizers") or []
+        deps = dependents.get(uid, [])
+        if ORPHAN in fins:
+            for drk, dep in deps:
+                cur = self._current(drk, dep)
+                drt = rest.type_for(drk)
+                if cur is None or drt is None:
+                    continue
+                new = copy.deepcopy(cur)
+                refs = [r for r in _meta(new).get("ownerReferences") or [] if r.get("uid") != uid]
+                if refs:
+                    new["metadata"]["ownerReferences"] = refs
+                else:
+                    new["metadata"].pop("ownerReferences", None)
+                rest.replace_locked(drt, cur, new)
+                writes += 1
+            cur = self._current(rk, obj)
+            if cur is not None:
+                rest.remove_finalizer_locked(rt, cur, ORPHAN)
+                writes += 1
+            return writes
+        if FOREGROUND in fins:
+            blocking = 0
+            for drk, dep in deps:
+                cur = self._current(drk, dep)
+                drt = rest.type_for(drk)
+                if cur is None or drt is None:
+                    continue
+                ref: dict[str, Any] = next(
+                    (r for r in _meta(cur).get("ownerReferences") or [] if r.get("uid") == uid),
+                    {},
+                )
+                if ref.get("blockOwnerDeletion"):
+                    blocking += 1
+                if not _meta(cur).get("deletionTimestamp"):
+                    dep_uid = str(_meta(cur).get("uid"))
+                    policy = "Foreground" if dependents.get(dep_uid) else "Background"
+                    rest.delete_locked(drt, cur, policy)
+                    writes += 1
+            if blocking == 0:
+                cur = self._current(rk, obj)
+                if cur is not None:
+                    rest.remove_finalizer_locked(rt, cur, FOREGROUND)
+                    writes += 1
+            return writes
+        if rk == NS_RKEY:
+            return self._namespace(obj)
+        return 0
+
+    def _namespace(self, nsobj: dict[str, Any]) -> int:
+        rest = self.rest
+        storage = rest.storage
+        ns = _meta(nsobj).get("name") or ""
+        writes = 0
+        remaining = 0
+        for rk in storage.resource_keys():
+            rt = rest.type_for(rk)
+            if rt is None or not rt.namespaced:
+                continue
+            for obj in storage.items(rk, ns):
+                remaining += 1
+                if not _meta(obj).get("deletionTimestamp"):
+                    rest.delete_locked(rt, obj, "Background")
+                    writes += 1
+        if remaining == 0 or storage.count_in_namespace(ns) == 0:
+            ns_rt = rest.type_for(NS_RKEY)
+            cur = storage.get(NS_RKEY, "", ns)
+            if ns_rt is None or cur is None:
+                return writes
+            if (cur.get("spec") or {}).get("finalizers"):
+                new = copy.deepcopy(cur)
+                new["spec"]["finalizers"] = []
+                cur = rest.replace_locked(ns_rt, cur, new)
+                writes += 1
+            if not _meta(cur).get("finalizers"):
+                rest._remove_locked(ns_rt, copy.deepcopy(cur))
+                writes += 1
+        return writes
+
+    def _dependent(
+        self,
+        rk: tuple[str, str],
+        obj: dict[str, Any],
+        refs: list[Any],
+        dependents: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]],
+    ) -> int:
+        rest = self.rest
+        storage = rest.storage
+        rt = rest.type_for(rk)
+        cur = self._current(rk, obj)
+        if rt is None or cur is None:
+            return 0
+        alive: list[dict[str, Any]] = []
+        dangling: list[dict[str, Any]] = []
+        for ref in refs:
+            if not isinstance(ref, dict):
+                continue
+            owner = storage.by_uid(str(ref.get("uid")))
+            (alive if owner is not None else dangling).append(ref)
+        if not alive:
+            rest.delete_locked(rt, cur, "Background")
+            return 1
+        if dangling:
+            new = copy.deepcopy(cur)
+            new["metadata"]["ownerReferences"] = alive
+            rest.replace_locked(rt, cur, new)
+            return 1
+        return 0

@@ -1,0 +1,623 @@
+"""HTTP layer: a ``ThreadingHTTPServer`` request handler and REST routing.
+
+One daemon thread per connection, HTTP/1.1 keep-alive, JSON bodies, and
+chunked ``Transfer-Encoding`` for watch streams (one JSON event per line,
+written and flushed as soon as it is queued). Routes:
+
+    /api/v1[/watch]/namespaces/{ns}/{plural}[/{name}[/{sub}]]
+    /api/v1[/watch]/{plural}[/{name}[/{sub}]]          (cluster-scoped, or all namespaces)
+    /apis/{group}/{version}/...                         (the same below the group version)
+    /api, /apis, /apis/{g}[/{v}], /version, /openapi/*  (discovery, via discovery.py/openapi.py)
+
+Every error answer is a ``Status`` body. Each request is appended to the
+server's request log once, with the status it got (a watch logs 200 when the
+stream starts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from pycontroller import _json
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.rest import WriteOptions
+from pycontroller.testing.apiserver.selectors import (
+    Selector,
+    parse_field_selector,
+    parse_label,
+)
+from pycontroller.testing.apiserver.status import (
+    StatusError,
+    bad_request,
+    internal_error,
+    method_not_allowed,
+    status_body,
+)
+from pycontroller.testing.apiserver.watch import Watcher
+
+if TYPE_CHECKING:
+    from pycontroller.testing.apiserver.server import APIServer
+
+__all__ = ["Route", "make_http_server", "route"]
+
+logger = logging.getLogger(__name__)
+
+JSON = "application/json"
+
+
+@dataclass
+class Route:
+    rt: ResourceType
+    namespace: str | None  # None: cluster-scoped or all namespaces
+    name: str | None
+    subresource: str
+    watch_path: bool  # legacy /watch/ prefix
+
+
+def _not_found_path() -> StatusError:
+    return StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def route(server: APIServer, path: str) -> Route | None:
+    """Map a request path to a resource route; None when it is not a resource path."""
+    parts = [unquote(p) for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    if not rest:
+        return None
+    watch_path = False
+    if rest[0] == "watch":
+        watch_path = True
+        rest = rest[1:]
+        if not rest:
+            raise _not_found_path()
+    reg = server.registry
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        rt = reg.get(group, version, rest[2])
+        if rt is not None and rt.namespaced:
+            if len(rest) > 5:
+                raise _not_found_path()
+            return Route(
+                rt,
+                rest[1],
+                rest[3] if len(rest) > 3 else None,
+                rest[4] if len(rest) > 4 else "",
+                watch_path,
+            )
+        if group == "" and len(rest) == 3:
+            ns_rt = reg.get("", version, "namespaces")
+            if ns_rt is None:
+                raise _not_found_path()
+            return Route(ns_rt, None, rest[1], rest[2], watch_path)
+        raise _not_found_path()
+    rt = reg.get(group, version, rest[0])
+    if rt is None or len(rest) > 3:
+        raise _not_found_path()
+    name = rest[1] if len(rest) > 1 else None
+    if rt.namespaced and name is not None:
+        raise _not_found_path()
+    return Route(rt, None, name, rest[2] if len(rest) > 2 else "", watch_path)
+
+
+def _optional(module: str, attr: str) -> Any:
+    """A function from a sibling module that may not exist yet (CRD helper's)."""
+    try:
+        mod = importlib.import_module(f"pycontroller.testing.apiserver.{module}")
+    except ImportError:
+        return None
+    return getattr(mod, attr, None)
+
+
+class _Response(Exception):
+    """Internal: a finished non-error response (code, body, content type, headers)."""
+
+    def __init__(
+        self, code: int, body: bytes, ctype: str = JSON, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(code)
+        self.code = code
+        self.body = body
+        self.ctype = ctype
+        self.headers = headers or {}
+
+
+def _truthy(v: str | None) -> bool:
+    return v is not None and v.lower() in ("true", "1")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "pycontroller-apiserver/0.1"
+    server: _HTTPServer
+
+    # --- plumbing ------------------------------------------------------------------
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.track(self.connection, False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("%s - %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            out = bytearray()
+            while True:
+                line = self.rfile.readline()
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send(
+        self, code: int, body: bytes, ctype: str = JSON, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _dispatch(self, method: str) -> None:
+        app = self.server.app
+        raw_path = self.path
+        code = 500
+        logged = False
+        try:
+            body = self._read_body()
+            delay = app.faults.latency_for(raw_path)
+            if delay > 0:
+                time.sleep(delay)
+            try:
+                app.faults.check(method, raw_path)
+                self._handle(method, raw_path, body)
+                code = 200  # only watches return normally (already logged)
+                logged = True
+            except _Response as resp:
+                code = resp.code
+                self._send(resp.code, resp.body, resp.ctype, resp.headers)
+            except StatusError as err:
+                code = err.code
+                self._send(err.code, _json.dumps(err.body), JSON, err.headers)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True
+        except Exception as err:
+            logger.exception("internal error serving %s %s", method, raw_path)
+            code = 500
+            try:
+                e = internal_error(str(err))
+                self._send(500, _json.dumps(e.body))
+            except OSError:
+                self.close_connection = True
+        finally:
+            if not logged:
+                app.record(method, raw_path, code)
+
+    # --- request handling --------------------------------------------------------
+
+    def _handle(self, method: str, raw_path: str, body: bytes) -> None:
+        app = self.server.app
+        split = urlsplit(raw_path)
+        path = split.path
+        params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        accept = self.headers.get("Accept") or ""
+        if path.rstrip("/") == "/version" or path == "/version":
+            version_info = _optional("discovery", "version_info")
+            info = version_info() if version_info else {"major": "1", "minor": "31"}
+            raise _Response(200, _json.dumps(info))
+        if path in ("/healthz", "/livez", "/readyz"):
+            raise _Response(200, b"ok", "text/plain; charset=utf-8")
+        r = route(app, path)
+        if r is None:
+            if method == "GET":
+                for module, fn_name in (
+                    ("discovery", "discovery_response"),
+                    ("openapi", "openapi_response"),
+                ):
+                    fn = _optional(module, fn_name)
+                    if fn is None:
+                        continue
+                    res = fn(app.registry, path, accept)
+                    if res is not None:
+                        rcode, rbody, rctype = res
+                        raise _Response(rcode, rbody, rctype)
+            raise _not_found_path()
+        rt = r.rt
+        if r.subresource and not (r.subresource == "status" and rt.has_status):
+            raise _not_found_path()
+        if r.watch_path or (method == "GET" and r.name is None and _truthy(params.get("watch"))):
+            if method != "GET":
+                raise method_not_allowed()
+            self._watch(r, params)
+            return
+        if method == "GET":
+            if r.name is None:
+                sel = Selector(
+                    parse_label(params.get("labelSelector")),
+                    parse_field_selector(params.get("fieldSelector"), rt.kind),
+                )
+                try:
+                    limit = int(params.get("limit") or 0)
+                except ValueError as err:
+                    raise bad_request(f"invalid limit: {params.get('limit')}") from err
+                out = app.rest.list(
+                    rt,
+                    r.namespace,
+                    sel,
+                    resource_version=params.get("resourceVersion"),
+                    resource_version_match=params.get("resourceVersionMatch"),
+                    limit=limit,
+                    continue_token=params.get("continue"),
+                )
+            else:
+                out = app.rest.get(rt, r.namespace or "", r.name)
+            self._reply(200, rt, out, accept)
+        opts = WriteOptions(
+            dry_run=params.get("dryRun") == "All",
+            field_validation=params.get("fieldValidation") or "Warn",
+            field_manager=params.get("fieldManager") or "",
+        )
+        if method == "POST":
+            if r.name is not None:
+                raise method_not_allowed()
+            obj = app.rest.create(rt, r.namespace, self._decode(body), opts)
+            self._reply(201, rt, obj, accept, opts)
+        if method == "PUT":
+            if r.name is None:
+                raise method_not_allowed()
+            obj = app.rest.update(
+                rt, r.namespace, r.name, self._decode(body), opts, subresource=r.subresource
+            )
+            self._reply(200, rt, obj, accept, opts)
+        if method == "PATCH":
+            if r.name is None:
+                raise method_not_allowed()
+            ctype = self.headers.get("Content-Type") or ""
+            obj, created = app.rest.patch(
+                rt, r.namespace, r.name, ctype, body, opts, subresource=r.subresource
+            )
+            self._reply(201 if created else 200, rt, obj, accept, opts)
+        if method == "DELETE":
+            options: dict[str, Any] = {}
+            if body.strip():
+                decoded = self._decode(body)
+                if isinstance(decoded, dict):
+                    options = decoded
+            propagation = params.get("propagationPolicy") or options.get("propagationPolicy")
+            orphan = params.get("orphanDependents", options.get("orphanDependents"))
+            if propagation is None and orphan is not None:
+                propagation = "Orphan" if _truthy(str(orphan)) else "Background"
+            if propagation not in (None, "Background", "Foreground", "Orphan"):
+                raise bad_request(
+                    f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
+                    '"Orphan", "Background", "Foreground"'
+                )
+            dry = params.get("dryRun") == "All" or options.get("dryRun") == ["All"]
+            preconditions = options.get("preconditions") or {}
+            if r.name is None:
+                self._delete_collection(r, params, propagation, dry, accept)
+                return
+            obj = app.rest.delete(
+                rt,
+                r.namespace,
+                r.name,
+                propagation=propagation,
+                preconditions=preconditions,
+                dry_run=dry,
+            )
+            self._reply(200, rt, obj, accept)
+        raise method_not_allowed()
+
+    def _delete_collection(
+        self,
+        r: Route,
+        params: dict[str, str],
+        propagation: str | None,
+        dry_run: bool,
+        accept: str,
+    ) -> None:
+        app = self.server.app
+        rt = r.rt
+        sel = Selector(
+            parse_label(params.get("labelSelector")),
+            parse_field_selector(params.get("fieldSelector"), rt.kind),
+        )
+        with app.storage.lock:
+            listed = app.rest.list(rt, r.namespace, sel)
+            out = []
+            for item in listed["items"]:
+                meta = item.get("metadata") or {}
+                try:
+                    out.append(
+                        app.rest.delete(
+                            rt,
+                            meta.get("namespace"),
+                            meta["name"],
+                            propagation=propagation,
+                            dry_run=dry_run,
+                        )
+                    )
+                except StatusError as err:
+                    if err.code != 404:
+                        raise
+        listed["items"] = out
+        self._reply(200, rt, listed, accept)
+
+    @staticmethod
+    def _decode(body: bytes) -> Any:
+        if not body:
+            raise bad_request("the request body is empty")
+        try:
+            return _json.loads(body)
+        except ValueError:
+            pass
+        try:
+            import yaml
+
+            return yaml.safe_load(body.decode("utf-8"))
+        except Exception as err:
+            raise bad_request(f"couldn't decode the request body: {err}") from err
+
+    def _reply(
+        self,
+        code: int,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        accept: str,
+        opts: WriteOptions | None = None,
+    ) -> None:
+        headers: dict[str, str] = {}
+        if opts is not None and opts.warnings:
+            headers["Warning"] = ", ".join(
+                '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in opts.warnings
+            )
+        if "as=Table" in accept.replace(" ", ""):
+            to_table = _optional("table", "to_table")
+            if to_table is not None:
+                include = "Metadata"
+                if "includeObject=Object" in self.path:
+                    include = "Object"
+                elif "includeObject=None" in self.path:
+                    include = "None"
+                raise _Response(
+                    code, _json.dumps(to_table(rt, obj, include_object=include)), JSON, headers
+                )
+        raise _Response(code, _json.dumps(obj), JSON, headers)
+
+    # --- watch -------------------------------------------------------------------
+
+    def _watch(self, r: Route, params: dict[str, str]) -> None:
+        app = self.server.app
+        rt = r.rt
+        sel = Selector(
+            parse_label(params.get("labelSelector")),
+            parse_field_selector(params.get("fieldSelector"), rt.kind),
+        )
+        namespace = r.namespace
+        if r.name is not None:
+            # GET /api/v1/watch/namespaces/ns/pods/name: a watch of one object.
+            sel = Selector(
+                sel.labels,
+                parse_field_selector(
+                    ",".join(
+                        x for x in (params.get("fieldSelector"), f"metadata.name={r.name}") if x
+                    ),
+                    rt.kind,
+                ),
+            )
+        try:
+            timeout = float(params["timeoutSeconds"]) if params.get("timeoutSeconds") else None
+        except ValueError as err:
+            raise bad_request(f"invalid timeoutSeconds: {params.get('timeoutSeconds')}") from err
+        rv_param = params.get("resourceVersion") or ""
+        bookmarks = _truthy(params.get("allowWatchBookmarks"))
+        send_initial = _truthy(params.get("sendInitialEvents"))
+        initial = rv_param in ("", "0") or send_initial
+        since: int | None = None
+        if not initial:
+            try:
+                since = int(rv_param)
+            except ValueError as err:
+                raise bad_request(f'invalid resource version "{rv_param}"') from err
+        watcher = Watcher((rt.group, rt.plural), namespace, sel)
+        sock = self.connection
+
+        def abort() -> None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        watcher.on_abort = abort
+        error_event: bytes | None = None
+        try:
+            app.storage.watch(watcher, since=since, initial=initial)
+        except StatusError as err:
+            if err.code != 410:
+                raise
+            error_event = _json.dumps({"type": "ERROR", "object": err.body}) + b"\n"
+        # Headers: stream starts.
+        self.send_response(200)
+        self.send_header("Content-Type", JSON)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        app.record("GET", self.path, 200)
+        if error_event is not None:
+            self._chunk(error_event)
+            self._chunk(b"")
+            return
+        app.register_watch(watcher)
+        try:
+            self._stream(watcher, rt, timeout, bookmarks, send_initial)
+        finally:
+            app.storage.unwatch(watcher)
+            app.unregister_watch(watcher)
+            watcher.close()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _bookmark(self, rt: ResourceType, rv: int, *, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        return (
+            _json.dumps(
+                {
+                    "type": "BOOKMARK",
+                    "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta},
+                }
+            )
+            + b"\n"
+        )
+
+    def _stream(
+        self,
+        watcher: Watcher,
+        rt: ResourceType,
+        timeout: float | None,
+        bookmarks: bool,
+        send_initial: bool,
+    ) -> None:
+        app = self.server.app
+        start = time.monotonic()
+        deadline = start + timeout if timeout is not None else None
+        interval = max(0.01, app.bookmark_interval)
+        next_bookmark = start + interval
+        pending_initial_end = send_initial and bookmarks
+        api_version = rt.api_version
+        try:
+            while True:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    break
+                if watcher.closed or app.stopping.is_set():
+                    self.close_connection = True
+                    if watcher.closed_reason == "dropped":
+                        return  # connection already torn down: no terminating chunk
+                    break
+                wait = 0.5
+                if deadline is not None:
+                    wait = min(wait, deadline - now)
+                if bookmarks:
+                    wait = min(wait, max(0.0, next_bookmark - now))
+                if pending_initial_end:
+                    wait = 0.0
+                item = watcher.next(wait)
+                if item is not None:
+                    buf = bytearray()
+                    n = 0
+                    while item is not None:
+                        if item.event is not None:
+                            buf += item.event.encode(item.type, api_version)
+                        else:
+                            obj = item.obj or {}
+                            if obj.get("apiVersion") != api_version:
+                                obj = dict(obj)
+                                obj["apiVersion"] = api_version
+                            buf += _json.dumps({"type": item.type, "object": obj}) + b"\n"
+                        n += 1
+                        if n >= 256:
+                            break
+                        item = watcher.next(0) if watcher.backlog() else None
+                    self._chunk(bytes(buf))
+                    continue
+                if pending_initial_end:
+                    rv = app.storage.bookmark_rv(watcher)
+                    if rv is not None:
+                        self._chunk(self._bookmark(rt, rv, initial_end=True))
+                        pending_initial_end = False
+                    continue
+                if bookmarks and time.monotonic() >= next_bookmark:
+                    rv = app.storage.bookmark_rv(watcher)
+                    if rv is not None:
+                        self._chunk(self._bookmark(rt, rv))
+                        next_bookmark = time.monotonic() + interval
+            self._chunk(b"")
+        except OSError:
+            self.close_connection = True
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, addr: tuple[str, int], app: APIServer) -> None:
+        self.app = app
+        self._conns_lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        super().__init__(addr, _Handler)
+
+    def track(self, conn: socket.socket, alive: bool) -> None:
+        with self._conns_lock:
+            if alive:
+                self._conns.add(conn)
+            else:
+                self._conns.discard(conn)
+
+    def close_all_connections(self) -> None:
+        with self._conns_lock:
+            conns = list(self._conns)
+            self._conns.clear()
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        logger.debug("connection error from %s", client_address, exc_info=True)
+
+
+def make_http_server(host: str, port: int, app: APIServer) -> _HTTPServer:
+    return _HTTPServer((host, port), app)
+
+
+_ = status_body

@@ -1,0 +1,81 @@
+"""Object name validation and ``generateName``, as kube-apiserver does them.
+
+``validate_name(rule, name)`` returns error messages (empty when valid) for the
+rules a ``ResourceType.name_rule`` names: ``subdomain`` (DNS-1123 subdomain,
+most kinds), ``label`` (DNS-1123 label, namespaces), ``dns1035`` (DNS-1035
+label, services) and ``path`` (path segment name, anything without ``/``,
+``%`` or a bare ``.``/``..``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+__all__ = ["generate_name", "validate_name"]
+
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = _DNS1123_LABEL + r"(\." + _DNS1123_LABEL + r")*"
+_DNS1035_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+
+_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
+_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_SUBDOMAIN}$")
+_DNS1035_RE = re.compile(rf"^{_DNS1035_LABEL}$")
+
+# The alphabet of k8s.io/apimachinery/pkg/util/rand.String: no vowels, no
+# confusable digits, so generated names never spell words.
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_RANDOM = random.SystemRandom()
+
+
+def generate_name(base: str) -> str:
+    """``base`` (truncated so the result fits 63 chars) + 5 random characters."""
+    max_base = 63 - 5
+    if len(base) > max_base:
+        base = base[:max_base]
+    return base + "".join(_RANDOM.choice(_ALPHABET) for _ in range(5))
+
+
+def validate_name(rule: str, name: str) -> list[str]:
+    """Messages describing why ``name`` violates ``rule`` (empty if valid)."""
+    if rule == "path":
+        errs = []
+        if name in (".", ".."):
+            errs.append(f"may not be '{name}'")
+        for ch in ("/", "%"):
+            if ch in name:
+                errs.append(f"may not contain '{ch}'")
+        return errs
+    if rule == "label":
+        errs = []
+        if len(name) > 63:
+            errs.append("must be no more than 63 characters")
+        if not _LABEL_RE.match(name):
+            errs.append(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                "characters or '-', and must start and end with an alphanumeric character "
+                "(e.g. 'my-name',  or '123-abc', regex used for validation is "
+                f"'{_DNS1123_LABEL}')"
+            )
+        return errs
+    if rule == "dns1035":
+        errs = []
+        if len(name) > 63:
+            errs.append("must be no more than 63 characters")
+        if not _DNS1035_RE.match(name):
+            errs.append(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character "
+                f"(e.g. 'my-name',  or 'abc-123', regex used for validation is '{_DNS1035_LABEL}')"
+            )
+        return errs
+    errs = []
+    if len(name) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _SUBDOMAIN_RE.match(name):
+        errs.append(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+            f"'example.com', regex used for validation is '{_DNS1123_SUBDOMAIN}')"
+        )
+    return errs

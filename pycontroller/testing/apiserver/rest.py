@@ -1,0 +1,838 @@
+"""The verbs: get, list, create, update, patch, delete on one ``ResourceType``.
+
+This is the embedded server's equivalent of kube-apiserver's generic registry
+store plus the per-kind strategies: metadata stamping (uid,
+creationTimestamp, generation, resourceVersion), name validation and
+``generateName``, namespace existence, optimistic concurrency, the status
+subresource split, defaulting, CRD schema validation, finalizers and
+``deletionTimestamp``, propagation policies (executed by ``gc.py``) and the
+CRD lifecycle (register served types, write ``Established`` status, remove
+the types and their objects on deletion).
+
+Every read-modify-write runs under ``storage.lock``, so writes are
+serialised and each sees the state the previous one left.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import datetime
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycontroller import _json
+from pycontroller.testing.apiserver import crd as crd_mod
+from pycontroller.testing.apiserver import schema as schema_mod
+from pycontroller.testing.apiserver.builtin import Defaulter
+from pycontroller.testing.apiserver.names import generate_name, validate_name
+from pycontroller.testing.apiserver.patch import (
+    APPLY,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC,
+    apply_patch,
+    decode_patch,
+    json_merge_patch,
+    json_patch,
+    strategic_merge_patch,
+)
+from pycontroller.testing.apiserver.registry import Registry
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.selectors import Selector
+from pycontroller.testing.apiserver.status import (
+    StatusError,
+    already_exists,
+    bad_request,
+    conflict,
+    expired,
+    forbidden,
+    invalid,
+    namespace_not_found,
+    not_found,
+    unsupported_media_type,
+)
+from pycontroller.testing.apiserver.storage import Storage
+
+__all__ = ["REST", "WriteOptions", "now_rfc3339"]
+
+logger = logging.getLogger(__name__)
+
+CRD_GROUP = "apiextensions.k8s.io"
+CRD_PLURAL = "customresourcedefinitions"
+PROTECTED_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter, or use the continue token "
+    "in this response to retrieve the remainder of the results. Continuing with the "
+    "provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may "
+    "show up in the list."
+)
+
+
+def now_rfc3339() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class WriteOptions:
+    dry_run: bool = False
+    field_validation: str = "Warn"  # Strict, Warn, Ignore
+    field_manager: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    m = obj.get("metadata")
+    if not isinstance(m, dict):
+        m = {}
+        obj["metadata"] = m
+    return m
+
+
+def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
+    """Everything but metadata and status (what generation tracks)."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "kind", "apiVersion")}
+
+
+def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
+    out = dict(obj)
+    m = dict(out.get("metadata") or {})
+    m.pop("resourceVersion", None)
+    m.pop("managedFields", None)
+    out["metadata"] = m
+    return out
+
+
+def rkey(rt: ResourceType) -> tuple[str, str]:
+    return (rt.group, rt.plural)
+
+
+def encode_continue(rv: int, start: tuple[str, str]) -> str:
+    raw = _json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{start[0]}/{start[1]}\x00"})
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        pad = "=" * (-len(token) % 4)
+        data = _json.loads(base64.urlsafe_b64decode(token + pad))
+        rv = int(data["rv"])
+        start = str(data["start"]).rstrip("\x00")
+        ns, _, name = start.partition("/")
+        return rv, (ns, name)
+    except (ValueError, KeyError, TypeError, binascii.Error) as err:
+        raise bad_request(f"continue key is not valid: {err}") from err
+
+
+class REST:
+    """Verb implementations over one ``Storage`` and ``Registry``."""
+
+    def __init__(self, storage: Storage, registry: Registry, defaulter: Defaulter) -> None:
+        self.storage = storage
+        self.registry = registry
+        self.defaulter = defaulter
+
+    # --- helpers -----------------------------------------------------------------
+
+    def out(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` as served at ``rt``'s version (a shallow copy if apiVersion differs)."""
+        if obj.get("apiVersion") != rt.api_version:
+            obj = dict(obj)
+            obj["apiVersion"] = rt.api_version
+        return obj
+
+    def type_for(self, rk: tuple[str, str]) -> ResourceType | None:
+        types = self.registry.versions_of(*rk)
+        if not types:
+            return None
+        for rt in types:
+            if rt.extra.get("storage"):
+                return rt
+        return types[0]
+
+    def _check_namespace(self, rt: ResourceType, ns: str, name: str) -> None:
+        nsobj = self.storage.get(("", "namespaces"), "", ns)
+        if nsobj is None:
+            raise namespace_not_found(ns)
+        if _meta(nsobj).get("deletionTimestamp"):
+            raise forbidden(
+                rt,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+            )
+
+    def _validate_custom(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions
+    ) -> None:
+        if rt.schema is None:
+            return
+        name = _meta(obj).get("name", "")
+        unknown = schema_mod.unknown_fields(rt, obj)
+        if unknown:
+            if opts.field_validation == "Strict":
+                raise bad_request(
+                    "strict decoding error: "
+                    + ", ".join(f'unknown field "{p.lstrip(".")}"' for p in unknown)
+                )
+            if opts.field_validation != "Ignore":
+                opts.warnings.extend(f'unknown field "{p.lstrip(".")}"' for p in unknown)
+        causes = schema_mod.validate_custom_object(rt, obj, old=old)
+        if causes:
+            raise invalid(rt, name, causes)
+
+    def _validate_meta(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        meta = _meta(obj)
+        name = meta.get("name", "")
+        causes: list[dict[str, Any]] = []
+        for key in ("labels", "annotations"):
+            val = meta.get(key)
+            if val is not None and (
+                not isinstance(val, dict) or not all(isinstance(v, str) for v in val.values())
+            ):
+                causes.append(
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": "Invalid value: must be a map of string to string",
+                        "field": f"metadata.{key}",
+                    }
+                )
+        fins = meta.get("finalizers")
+        if fins is not None and (
+            not isinstance(fins, list) or not all(isinstance(f, str) for f in fins)
+        ):
+            causes.append(
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: must be a list of strings",
+                    "field": "metadata.finalizers",
+                }
+            )
+        refs = meta.get("ownerReferences")
+        if refs is not None:
+            if not isinstance(refs, list):
+                refs = []
+                causes.append(
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": "Invalid value: must be a list",
+                        "field": "metadata.ownerReferences",
+                    }
+                )
+            controllers = 0
+            for i, ref in enumerate(refs):
+                if not isinstance(ref, dict):
+                    continue
+                for req in ("apiVersion", "kind", "name", "uid"):
+                    if not ref.get(req):
+                        causes.append(
+                            {
+                                "reason": "FieldValueRequired"
+                                if req != "uid"
+                                else "FieldValueInvalid",
+                                "message": "Required value"
+                                if req != "uid"
+                                else 'Invalid value: "": uid must not be empty',
+                                "field": f"metadata.ownerReferences[{i}].{req}",
+                            }
+                        )
+                if ref.get("controller"):
+                    controllers += 1
+            if controllers > 1:
+                causes.append(
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": "Invalid value: only one reference can have Controller set "
+                        "to true",
+                        "field": "metadata.ownerReferences",
+                    }
+                )
+        if causes:
+            raise invalid(rt, name, causes)
+
+    def _check_kind(self, rt: ResourceType, body: dict[str, Any]) -> None:
+        kind = body.get("kind")
+        if kind and kind != rt.kind:
+            raise bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
+            )
+        api_version = body.get("apiVersion")
+        if api_version and api_version != rt.api_version:
+            # Same group, other served version: accepted (no conversion needed).
+            group = api_version.rpartition("/")[0] if "/" in api_version else ""
+            if group != rt.group:
+                raise bad_request(
+                    f"the API version in the data ({api_version}) does not match the "
+                    f"expected API version ({rt.api_version})"
+                )
+
+    # --- reads -------------------------------------------------------------------
+
+    def get(self, rt: ResourceType, ns: str, name: str) -> dict[str, Any]:
+        obj = self.storage.get(rkey(rt), ns if rt.namespaced else "", name)
+        if obj is None:
+            raise not_found(rt, name)
+        return self.out(rt, obj)
+
+    def list(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        selector: Selector,
+        *,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+        limit: int = 0,
+        continue_token: str | None = None,
+    ) -> dict[str, Any]:
+        rk = rkey(rt)
+        start: tuple[str, str] | None = None
+        with self.storage.lock:
+            if continue_token:
+                rv, start = decode_continue(continue_token)
+                if rv < self.storage.oldest_resource_version:
+                    raise expired(_CONTINUE_EXPIRED)
+                items = self.storage.snapshot(rk, ns, rv)
+            else:
+                if resource_version_match and not resource_version:
+                    raise bad_request(
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    )
+                if resource_version_match not in (None, "", "Exact", "NotOlderThan"):
+                    raise bad_request(
+                        f'resourceVersionMatch: Unsupported value: "{resource_version_match}": '
+                        'supported values: "Exact", "NotOlderThan"'
+                    )
+                if resource_version:
+                    try:
+                        requested = int(resource_version)
+                    except ValueError as err:
+                        raise bad_request(f'invalid resource version "{resource_version}"') from err
+                else:
+                    requested = 0
+                if resource_version_match == "Exact":
+                    if requested == 0:
+                        raise bad_request(
+                            'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"'
+                        )
+                    rv = requested
+                    items = self.storage.snapshot(rk, ns, rv)
+                else:
+                    rv = self.storage.resource_version
+                    items = self.storage.items(rk, ns)
+        if start is not None:
+            items = [
+                o
+                for o in items
+                if (_meta(o).get("namespace") or "", _meta(o).get("name") or "") > start
+            ]
+        if not selector.empty:
+            items = [o for o in items if selector.matches(o)]
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if limit and limit > 0 and len(items) > limit:
+            remaining = len(items) - limit
+            items = items[:limit]
+            last = _meta(items[-1])
+            meta["continue"] = encode_continue(rv, (last.get("namespace") or "", last["name"]))
+            if selector.empty:
+                meta["remainingItemCount"] = remaining
+        return {
+            "kind": rt.list_kind,
+            "apiVersion": rt.api_version,
+            "metadata": meta,
+            "items": [self.out(rt, o) for o in items],
+        }
+
+    # --- create ------------------------------------------------------------------
+
+    def create(
+        self, rt: ResourceType, ns: str | None, body: Any, opts: WriteOptions
+    ) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request must be a JSON object")
+        self._check_kind(rt, body)
+        obj = copy.deepcopy(body)
+        obj["kind"] = rt.kind
+        obj["apiVersion"] = rt.api_version
+        meta = _meta(obj)
+        if rt.namespaced:
+            ns = ns or ""
+            body_ns = meta.get("namespace")
+            if body_ns and body_ns != ns:
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent "
+                    "on the request"
+                )
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+            ns = ""
+        with self.storage.lock:
+            name = meta.get("name") or ""
+            if not name and meta.get("generateName"):
+                for _ in range(8):
+                    name = generate_name(str(meta["generateName"]))
+                    if self.storage.get(rkey(rt), ns, name) is None:
+                        break
+                meta["name"] = name
+            return self._create_locked(rt, ns, obj, opts)
+
+    def _create_locked(
+        self, rt: ResourceType, ns: str, obj: dict[str, Any], opts: WriteOptions
+    ) -> dict[str, Any]:
+        meta = _meta(obj)
+        name = meta.get("name") or ""
+        if not name:
+            raise invalid(
+                rt,
+                "",
+                [
+                    {
+                        "reason": "FieldValueRequired",
+                        "message": "Required value: name or generateName is required",
+                        "field": "metadata.name",
+                    }
+                ],
+            )
+        errs = validate_name(rt.name_rule, name)
+        if errs:
+            raise invalid(
+                rt,
+                name,
+                [
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": f'Invalid value: "{name}": {"; ".join(errs)}',
+                        "field": "metadata.name",
+                    }
+                ],
+            )
+        self._validate_meta(rt, obj)
+        if rt.namespaced:
+            self._check_namespace(rt, ns, name)
+        if self.storage.get(rkey(rt), ns, name) is not None:
+            raise already_exists(rt, name)
+        if rt.has_status:
+            obj.pop("status", None)
+        for k in (
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "managedFields",
+        ):
+            meta.pop(k, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        meta["generation"] = 1
+        self.defaulter.default(rt, obj, None)
+        self._validate_custom(rt, obj, None, opts)
+        is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
+        if is_crd:
+            self._validate_crd(rt, obj, None)
+        if opts.dry_run:
+            return self.out(rt, obj)
+        stored = self.storage.commit("ADDED", rkey(rt), obj, None)
+        if is_crd:
+            stored = self._crd_changed(rt, stored)
+        return self.out(rt, stored)
+
+    # --- update ------------------------------------------------------------------
+
+    def update(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        body: Any,
+        opts: WriteOptions,
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request must be a JSON object")
+        self._check_kind(rt, body)
+        meta = body.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
+        body_name = meta.get("name")
+        if body_name and body_name != name:
+            raise bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )
+        ns = (ns or "") if rt.namespaced else ""
+        body_ns = meta.get("namespace")
+        if rt.namespaced and body_ns and body_ns != ns:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
+            )
+        with self.storage.lock:
+            old = self.storage.get(rkey(rt), ns, name)
+            if old is None:
+                raise not_found(rt, name)
+            rv = meta.get("resourceVersion")
+            if rv and str(rv) != _meta(old).get("resourceVersion"):
+                raise conflict(rt, name)
+            new = self._merge_update(rt, old, body, subresource)
+            return self._write_update(rt, old, new, opts, subresource=subresource)
+
+    def _merge_update(
+        self, rt: ResourceType, old: dict[str, Any], body: dict[str, Any], subresource: str
+    ) -> dict[str, Any]:
+        if subresource == "status":
+            new = copy.deepcopy(old)
+            if "status" in body:
+                new["status"] = copy.deepcopy(body["status"])
+            else:
+                new.pop("status", None)
+            return new
+        new = copy.deepcopy(body)
+        new["kind"] = rt.kind
+        new["apiVersion"] = old.get("apiVersion", rt.api_version)
+        if rt.has_status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        meta = _meta(new)
+        old_meta = _meta(old)
+        for k in (
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ):
+            if k in old_meta:
+                meta[k] = old_meta[k]
+            else:
+                meta.pop(k, None)
+        meta.pop("managedFields", None)
+        meta.pop("selfLink", None)
+        return new
+
+    def _write_update(
+        self,
+        rt: ResourceType,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        opts: WriteOptions,
+        *,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        """Validate, default and commit ``new`` over ``old`` (lock held)."""
+        name = _meta(old).get("name", "")
+        self._validate_meta(rt, new)
+        if subresource != "status":
+            self.defaulter.default(rt, new, old)
+        self._validate_custom(rt, new, old, opts)
+        is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
+        if is_crd and subresource != "status":
+            self._validate_crd(rt, new, old)
+        meta = _meta(new)
+        old_meta = _meta(old)
+        terminating = bool(old_meta.get("deletionTimestamp"))
+        if terminating:
+            added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
+            if added:
+                raise invalid(
+                    rt,
+                    name,
+                    [
+                        {
+                            "reason": "FieldValueForbidden",
+                            "message": "Forbidden: no new finalizers can be added if the "
+                            "object is being deleted, found new finalizers "
+                            + _json.dumps(sorted(added)).decode(),
+                            "field": "metadata.finalizers",
+                        }
+                    ],
+                )
+        gen = int(old_meta.get("generation") or 1)
+        if _spec_part(new) != _spec_part(old):
+            gen += 1
+        meta["generation"] = gen
+        if not meta.get("finalizers"):
+            meta.pop("finalizers", None)
+        if _without_rv(new) == _without_rv(old):
+            return self.out(rt, old)  # no-op update: no new resourceVersion, no event
+        if opts.dry_run:
+            meta["resourceVersion"] = old_meta.get("resourceVersion")
+            return self.out(rt, new)
+        if terminating and not meta.get("finalizers") and rt.kind != "Namespace":
+            return self.out(rt, self._remove_locked(rt, new))
+        stored = self.storage.commit("MODIFIED", rkey(rt), new, old)
+        if is_crd and subresource != "status":
+            stored = self._crd_changed(rt, stored)
+        return self.out(rt, stored)
+
+    # --- patch -------------------------------------------------------------------
+
+    def patch(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        content_type: str,
+        body: bytes,
+        opts: WriteOptions,
+        *,
+        subresource: str = "",
+    ) -> tuple[dict[str, Any], bool]:
+        """Apply a patch; returns (object, created) — apply may create."""
+        ctype = content_type.split(";")[0].strip().lower()
+        if ctype not in (MERGE_PATCH, JSON_PATCH, STRATEGIC, APPLY):
+            raise unsupported_media_type(content_type)
+        if ctype == STRATEGIC and rt.is_crd:
+            raise StatusError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY}",
+            )
+        if ctype == APPLY and not opts.field_manager:
+            raise bad_request("PATCH " + "fieldManager is required for apply requests")
+        patch = decode_patch(body, ctype)
+        ns = (ns or "") if rt.namespaced else ""
+        with self.storage.lock:
+            old = self.storage.get(rkey(rt), ns, name)
+            if old is None:
+                if ctype == APPLY and subresource == "":
+                    if not isinstance(patch, dict):
+                        raise bad_request("apply patch must be an object")
+                    obj = copy.deepcopy(patch)
+                    ameta = _meta(obj)
+                    if ameta.get("name") and ameta["name"] != name:
+                        raise bad_request(
+                            f"the name of the object ({ameta['name']}) does not match the "
+                            f"name on the URL ({name})"
+                        )
+                    ameta["name"] = name
+                    self._check_kind(rt, obj)
+                    obj["kind"] = rt.kind
+                    obj["apiVersion"] = rt.api_version
+                    if rt.namespaced:
+                        if ameta.get("namespace") and ameta["namespace"] != ns:
+                            raise bad_request(
+                                "the namespace of the provided object does not match the "
+                                "namespace sent on the request"
+                            )
+                        ameta["namespace"] = ns
+                    return self._create_locked(rt, ns, obj, opts), True
+                raise not_found(rt, name)
+            current = self.out(rt, old)
+            if ctype == MERGE_PATCH:
+                patched = json_merge_patch(current, patch)
+            elif ctype == JSON_PATCH:
+                patched = json_patch(current, patch)
+            elif ctype == STRATEGIC:
+                patched = strategic_merge_patch(current, patch)
+            else:
+                self._check_kind(rt, patch if isinstance(patch, dict) else {})
+                patched = apply_patch(current, patch)
+            if not isinstance(patched, dict):
+                raise bad_request("patch result is not an object")
+            pmeta: Any = patched.get("metadata")
+            if not isinstance(pmeta, dict):
+                pmeta = {}
+                patched["metadata"] = pmeta
+            if pmeta.get("name", name) != name:
+                raise bad_request("metadata.name: Invalid value: the name cannot be changed")
+            rv = pmeta.get("resourceVersion")
+            if rv and str(rv) != _meta(old).get("resourceVersion"):
+                raise conflict(rt, name)
+            new = self._merge_update(rt, old, patched, subresource)
+            return self._write_update(rt, old, new, opts, subresource=subresource), False
+
+    # --- delete ------------------------------------------------------------------
+
+    def delete(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        *,
+        propagation: str | None = None,
+        preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        ns = (ns or "") if rt.namespaced else ""
+        with self.storage.lock:
+            old = self.storage.get(rkey(rt), ns, name)
+            if old is None:
+                raise not_found(rt, name)
+            meta = _meta(old)
+            pre = preconditions or {}
+            if pre.get("uid") and pre["uid"] != meta.get("uid"):
+                raise conflict(
+                    rt,
+                    name,
+                    f"Precondition failed: UID in precondition: {pre['uid']}, "
+                    f"UID in object meta: {meta.get('uid')}",
+                )
+            if pre.get("resourceVersion") and str(pre["resourceVersion"]) != meta.get(
+                "resourceVersion"
+            ):
+                raise conflict(
+                    rt,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                    f"{meta.get('resourceVersion')}",
+                )
+            if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
+                raise forbidden(rt, name, "this namespace may not be deleted")
+            if dry_run:
+                return self.out(rt, old)
+            return self.out(rt, self.delete_locked(rt, old, propagation or "Background"))
+
+    def delete_locked(
+        self, rt: ResourceType, old: dict[str, Any], propagation: str
+    ) -> dict[str, Any]:
+        """Delete ``old``: mark it terminating if finalizers (including the one the
+        propagation policy adds) remain, else remove it. Lock held."""
+        meta = _meta(old)
+        fins = list(meta.get("finalizers") or [])
+        if propagation == "Foreground" and FOREGROUND not in fins:
+            fins.append(FOREGROUND)
+        elif propagation == "Orphan" and ORPHAN not in fins:
+            fins.append(ORPHAN)
+        is_ns = (rt.group, rt.plural) == ("", "namespaces")
+        if not fins and not is_ns:
+            return self._remove_locked(rt, copy.deepcopy(old))
+        if meta.get("deletionTimestamp") and fins == list(meta.get("finalizers") or []):
+            return old  # already terminating, nothing new to record
+        new = copy.deepcopy(old)
+        nmeta = _meta(new)
+        if fins:
+            nmeta["finalizers"] = fins
+        if not nmeta.get("deletionTimestamp"):
+            nmeta["deletionTimestamp"] = now_rfc3339()
+            nmeta["deletionGracePeriodSeconds"] = 0
+            if rt.is_crd:
+                nmeta["generation"] = int(nmeta.get("generation") or 1) + 1
+        if is_ns:
+            status = new.setdefault("status", {})
+            status["phase"] = "Terminating"
+        return self.storage.commit("MODIFIED", rkey(rt), new, old)
+
+    def _remove_locked(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """Remove the object for good (a DELETED event). ``obj`` is a fresh copy."""
+        old = self.storage.get(rkey(rt), _meta(obj).get("namespace") or "", _meta(obj)["name"])
+        deleted = self.storage.commit("DELETED", rkey(rt), obj, old)
+        if (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL):
+            self._crd_removed(deleted)
+        return deleted
+
+    def remove_finalizer_locked(
+        self, rt: ResourceType, obj: dict[str, Any], finalizer: str
+    ) -> dict[str, Any]:
+        """Drop ``finalizer`` from a stored object (GC); deletes it if it was the
+        last one of a terminating object."""
+        new = copy.deepcopy(obj)
+        meta = _meta(new)
+        fins = [f for f in meta.get("finalizers") or [] if f != finalizer]
+        if fins:
+            meta["finalizers"] = fins
+        else:
+            meta.pop("finalizers", None)
+        if meta.get("deletionTimestamp") and not fins and rt.kind != "Namespace":
+            return self._remove_locked(rt, new)
+        return self.storage.commit("MODIFIED", rkey(rt), new, obj)
+
+    def replace_locked(
+        self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Commit an internal (GC) modification of ``old``."""
+        return self.storage.commit("MODIFIED", rkey(rt), new, old)
+
+    # --- CRDs --------------------------------------------------------------------
+
+    def _validate_crd(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
+        causes = crd_mod.validate_crd(obj)
+        name = _meta(obj).get("name", "")
+        if causes:
+            raise invalid(rt, name, list(causes))
+        if old is not None:
+            spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
+            for key in ("group",):
+                if spec.get(key) != old_spec.get(key):
+                    raise invalid(
+                        rt,
+                        name,
+                        [
+                            {
+                                "reason": "FieldValueInvalid",
+                                "message": f'Invalid value: "{spec.get(key)}": field is immutable',
+                                "field": f"spec.{key}",
+                            }
+                        ],
+                    )
+            old_names = old_spec.get("names") or {}
+            new_names = spec.get("names") or {}
+            if old_names.get("plural") != new_names.get("plural"):
+                raise invalid(
+                    rt,
+                    name,
+                    [
+                        {
+                            "reason": "FieldValueInvalid",
+                            "message": "Invalid value: field is immutable",
+                            "field": "spec.names.plural",
+                        }
+                    ],
+                )
+
+    def _crd_changed(self, rt: ResourceType, crd: dict[str, Any]) -> dict[str, Any]:
+        """Register the CRD's served types (replacing old ones), then write its
+        Established status as a separate write (lock held)."""
+        crd_name = _meta(crd)["name"]
+        new_types = crd_mod.crd_to_resource_types(crd)
+        keep = {(t.group, t.version, t.plural) for t in new_types}
+        for t in self.registry.for_crd(crd_name):
+            if (t.group, t.version, t.plural) not in keep:
+                self.registry.remove(t.group, t.version, t.plural)
+        for t in new_types:
+            self.registry.add(t)
+        status = crd_mod.established_status(crd)
+        if status == crd.get("status"):
+            return crd
+        new = copy.deepcopy(crd)
+        new["status"] = status
+        return self.storage.commit("MODIFIED", rkey(rt), new, crd)
+
+    def _crd_removed(self, crd: dict[str, Any]) -> None:
+        crd_name = _meta(crd)["name"]
+        types = self.registry.for_crd(crd_name)
+        if not types:
+            return
+        rk = (types[0].group, types[0].plural)
+        for obj in self.storage.items(rk):
+            self.storage.commit("DELETED", rk, copy.deepcopy(obj), obj)
+        for t in types:
+            self.registry.remove(t.group, t.version, t.plural)
+
+    def install_crd(self, crd: dict[str, Any]) -> dict[str, Any]:
+        """Create (or update) a CRD from a dict (server start-up, ``crds=``)."""
+        rt = self.registry.get(CRD_GROUP, "v1", CRD_PLURAL)
+        assert rt is not None
+        name = _meta(crd).get("name", "")
+        with self.storage.lock:
+            existing = self.storage.get(rkey(rt), "", name)
+            if existing is None:
+                return self.create(rt, None, crd, WriteOptions())
+            body = copy.deepcopy(crd)
+            _meta(body).pop("resourceVersion", None)
+            return self.update(rt, None, name, body, WriteOptions())

@@ -1,0 +1,350 @@
+"""``APIServer``: the embedded Kubernetes API server for tests.
+
+State (objects, resourceVersion counter, history, registered CRD types)
+lives in the ``APIServer`` object, not in the HTTP server, so ``stop()``
+followed by ``start()`` serves the same state on the same port, like an API
+server restart: clients reconnect and resume their watches (or relist on 410).
+
+Thread-safety: every public method may be called from any thread while the
+server runs. ``request_log`` is appended under a lock; read it after the
+requests of interest have completed (``list(server.request_log)``).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
+
+import yaml
+
+from pycontroller.testing.apiserver.builtin import Defaulter, builtin_types
+from pycontroller.testing.apiserver.faults import Faults
+from pycontroller.testing.apiserver.gc import GarbageCollector
+from pycontroller.testing.apiserver.registry import Registry
+from pycontroller.testing.apiserver.rest import REST, WriteOptions
+from pycontroller.testing.apiserver.storage import Storage
+from pycontroller.testing.apiserver.watch import Watcher
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+    from pycontroller.testing.apiserver.http import _HTTPServer
+
+__all__ = ["APIServer", "RequestRecord", "load_crds"]
+
+logger = logging.getLogger(__name__)
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class RequestRecord(NamedTuple):
+    """One served request: upper-case method, path with query, HTTP status."""
+
+    method: str
+    path: str
+    status: int
+
+
+def resource_of(path: str) -> str | None:
+    """The resource plural a request path addresses (``pods`` for
+    ``/api/v1/namespaces/ns/pods/x/status``; ``namespaces`` for a namespace
+    itself); None for non-resource paths."""
+    parts = [p for p in urlsplit(path).path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        rest = parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        rest = parts[3:]
+    else:
+        return None
+    if rest and rest[0] == "watch":
+        rest = rest[1:]
+    if not rest:
+        return None
+    if (
+        rest[0] == "namespaces"
+        and len(rest) >= 3
+        and not (
+            len(rest) == 3
+            and rest[2]
+            in (
+                "status",
+                "finalize",
+            )
+        )
+    ):
+        return rest[2]
+    return rest[0]
+
+
+def _iter_yaml_docs(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open("r", encoding="utf-8") as f:
+        for doc in yaml.safe_load_all(f):
+            if isinstance(doc, dict):
+                if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+                    yield from (d for d in doc["items"] if isinstance(d, dict))
+                else:
+                    yield doc
+
+
+def load_crds(sources: Iterable[dict[str, Any] | str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """CRD dicts from dicts, YAML/JSON files and directories (recursively;
+    non-CRD documents are ignored)."""
+    out: list[dict[str, Any]] = []
+    for src in sources:
+        if isinstance(src, dict):
+            out.append(copy.deepcopy(src))
+            continue
+        p = Path(src)
+        files = (
+            sorted(
+                f for f in p.rglob("*") if f.is_file() and f.suffix in (".yaml", ".yml", ".json")
+            )
+            if p.is_dir()
+            else [p]
+        )
+        for f in files:
+            for doc in _iter_yaml_docs(f):
+                if doc.get("kind") == "CustomResourceDefinition":
+                    out.append(doc)
+    return out
+
+
+class APIServer:
+    """An in-process Kubernetes API server over real HTTP on loopback."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        crds: Iterable[dict[str, Any] | str | os.PathLike[str]] = (),
+        history_size: int = 10000,
+        bookmark_interval: float = 60.0,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.bookmark_interval = bookmark_interval
+        self.registry = Registry(builtin_types())
+        self.storage = Storage(history_size)
+        self.rest = REST(self.storage, self.registry, Defaulter())
+        self.gc = GarbageCollector(self.rest)
+        self.faults = Faults()
+        self.stopping = threading.Event()
+        self.request_log: list[RequestRecord] = []
+        self._log_lock = threading.Lock()
+        self._watches: set[Watcher] = set()
+        self._watches_lock = threading.Lock()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._lifecycle = threading.Lock()
+        self._crd_sources = list(crds)
+        self._crds_installed = False
+        for ns in INITIAL_NAMESPACES:
+            self.rest.create(
+                self.registry.get("", "v1", "namespaces"),  # type: ignore[arg-type]
+                None,
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+                WriteOptions(),
+            )
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> APIServer:
+        """Serve (again). Idempotent. Returns self."""
+        from pycontroller.testing.apiserver.http import make_http_server
+
+        with self._lifecycle:
+            if self._httpd is not None:
+                return self
+            if not self._crds_installed:
+                for crd in load_crds(self._crd_sources):
+                    self.install_crd(crd)
+                self._crds_installed = True
+            self.stopping.clear()
+            httpd = make_http_server(self.host, self.port, self)
+            self.port = httpd.server_address[1]
+            self._httpd = httpd
+            self._thread = threading.Thread(
+                target=httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name=f"apiserver-{self.port}",
+                daemon=True,
+            )
+            self._thread.start()
+            self.gc.start()
+            logger.info("embedded API server listening on %s", self.url)
+            return self
+
+    def stop(self) -> None:
+        """Stop serving: close the listener, every watch and every connection.
+        State is kept for a later ``start()``."""
+        with self._lifecycle:
+            httpd = self._httpd
+            if httpd is None:
+                return
+            self.stopping.set()
+            httpd.shutdown()
+            httpd.server_close()
+            self.drop_watches()
+            httpd.close_all_connections()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._httpd = None
+            self._thread = None
+            self.gc.stop()
+
+    def __enter__(self) -> APIServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._httpd is not None
+
+    @property
+    def url(self) -> str:
+        host = self.host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    # --- clients -------------------------------------------------------------------
+
+    def write_kubeconfig(self, path: str | os.PathLike[str]) -> str:
+        """Write a kubeconfig pointing at this server; returns the path."""
+        cfg = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "embedded", "cluster": {"server": self.url}}],
+            "users": [{"name": "embedded", "user": {"token": "embedded"}}],
+            "contexts": [
+                {
+                    "name": "embedded",
+                    "context": {"cluster": "embedded", "user": "embedded", "namespace": "default"},
+                }
+            ],
+            "current-context": "embedded",
+            "preferences": {},
+        }
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+        return str(p)
+
+    def api_client(self) -> ApiClient:
+        """A ``kubernetes.client.ApiClient`` configured for this server."""
+        from kubernetes import client
+
+        conf = client.Configuration()
+        conf.host = self.url
+        conf.verify_ssl = False
+        conf.api_key = {"authorization": "embedded"}
+        conf.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(conf)
+
+    # --- CRDs ----------------------------------------------------------------------
+
+    def install_crd(self, crd: dict[str, Any] | str | os.PathLike[str]) -> None:
+        """Install CRD(s) from a dict or a file/dir path (create or update)."""
+        for doc in load_crds([crd]):
+            self.rest.install_crd(doc)
+
+    # --- test controls -------------------------------------------------------------
+
+    def compact(self) -> None:
+        """Drop event history: watches and exact lists from older
+        resourceVersions (and outstanding continue tokens) now answer 410."""
+        self.storage.compact()
+
+    def fail_next(
+        self,
+        status: int = 500,
+        times: int = 1,
+        method: str | None = None,
+        path_regex: str | None = None,
+    ) -> None:
+        self.faults.fail_next(status, times, method, path_regex)
+
+    def set_latency(self, seconds: float, path_regex: str | None = None) -> None:
+        """Delay every request whose path+query matches ``path_regex`` (all when
+        None) by ``seconds``; ``seconds=0`` removes the rule."""
+        self.faults.set_latency(seconds, path_regex)
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def drop_watches(self) -> None:
+        """Close every open watch stream abruptly (no terminating chunk)."""
+        with self._watches_lock:
+            watches = list(self._watches)
+        for w in watches:
+            w.abort()
+
+    def watch_count(self) -> int:
+        with self._watches_lock:
+            return len(self._watches)
+
+    def register_watch(self, w: Watcher) -> None:
+        with self._watches_lock:
+            self._watches.add(w)
+
+    def unregister_watch(self, w: Watcher) -> None:
+        with self._watches_lock:
+            self._watches.discard(w)
+
+    def record(self, method: str, path: str, status: int) -> None:
+        with self._log_lock:
+            self.request_log.append(RequestRecord(method.upper(), path, status))
+
+    def writes(self, resource: str | None = None) -> int:
+        """Number of POST/PUT/PATCH/DELETE requests served (any status),
+        optionally only those addressing ``resource`` (a plural). Subresource
+        writes (``balancers/status``) count under the main plural."""
+        with self._log_lock:
+            records = list(self.request_log)
+        n = 0
+        for r in records:
+            if r.method not in WRITE_METHODS:
+                continue
+            if resource is not None and resource_of(r.path) != resource:
+                continue
+            n += 1
+        return n
+
+    def clear_request_log(self) -> None:
+        with self._log_lock:
+            self.request_log.clear()
+
+    def requests(
+        self, method: str | None = None, path_regex: str | None = None
+    ) -> list[RequestRecord]:
+        """The logged requests matching ``method`` and ``path_regex``."""
+        pattern = re.compile(path_regex) if path_regex else None
+        with self._log_lock:
+            records = list(self.request_log)
+        return [
+            r
+            for r in records
+            if (method is None or r.method == method.upper())
+            and (pattern is None or pattern.search(r.path))
+        ]
+
+    @property
+    def resource_version(self) -> int:
+        """The current global resourceVersion."""
+        return self.storage.resource_version

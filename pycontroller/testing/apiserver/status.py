@@ -1,0 +1,234 @@
+"""``Status`` bodies and the exception that carries one.
+
+Every error the embedded API server answers is a ``metav1.Status`` object
+(``kind: Status``, ``apiVersion: v1``, ``status: Failure``) whose ``reason``,
+``message``, ``details`` and ``code`` follow kube-apiserver's
+``k8s.io/apimachinery/pkg/api/errors`` constructors, so clients (and the
+``kubernetes`` package) classify them exactly as against a real cluster.
+
+Code anywhere below the HTTP layer raises ``StatusError``; the HTTP layer turns
+it into the response. Helpers take the ``ResourceType`` to build the qualified
+resource name (``deployments.apps``) the way kube does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pycontroller.testing.apiserver.resource_types import ResourceType
+
+__all__ = [
+    "StatusError",
+    "already_exists",
+    "bad_request",
+    "conflict",
+    "expired",
+    "forbidden",
+    "internal_error",
+    "invalid",
+    "method_not_allowed",
+    "not_found",
+    "qualified_resource",
+    "status_body",
+    "success_status",
+    "too_many_requests",
+    "unsupported_media_type",
+]
+
+
+def status_body(
+    code: int,
+    reason: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``Status`` object with ``status: Failure``."""
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        body["details"] = details
+    return body
+
+
+def success_status(details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+    }
+    if details:
+        body["details"] = details
+    return body
+
+
+class StatusError(Exception):
+    """An error answer: HTTP ``code`` and the ``Status`` body to send."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"{code} {reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+        self.headers = dict(headers or {})
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return status_body(self.code, self.reason, self.message, self.details)
+
+
+def qualified_resource(rt: ResourceType) -> str:
+    """``pods`` for the core group, ``deployments.apps`` otherwise."""
+    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+
+
+def _details(rt: ResourceType | None, name: str, *, kind: str | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
+    if rt is not None and rt.group:
+        d["group"] = rt.group
+    if kind is not None:
+        d["kind"] = kind
+    elif rt is not None:
+        d["kind"] = rt.plural
+    return d
+
+
+def not_found(rt: ResourceType, name: str) -> StatusError:
+    return StatusError(
+        404, "NotFound", f'{qualified_resource(rt)} "{name}" not found', _details(rt, name)
+    )
+
+
+def namespace_not_found(namespace: str) -> StatusError:
+    return StatusError(
+        404,
+        "NotFound",
+        f'namespaces "{namespace}" not found',
+        {"name": namespace, "kind": "namespaces"},
+    )
+
+
+def already_exists(rt: ResourceType, name: str) -> StatusError:
+    return StatusError(
+        409,
+        "AlreadyExists",
+        f'{qualified_resource(rt)} "{name}" already exists',
+        _details(rt, name),
+    )
+
+
+CONFLICT_SUFFIX = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+
+def conflict(rt: ResourceType, name: str, why: str = CONFLICT_SUFFIX) -> StatusError:
+    return StatusError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified_resource(rt)} "{name}": {why}',
+        _details(rt, name),
+    )
+
+
+def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> StatusError:
+    """422 Invalid; ``causes`` are ``{"reason", "message", "field"}`` dicts."""
+    parts = []
+    for c in causes:
+        field = c.get("field", "")
+        msg = c.get("message", "")
+        parts.append(f"{field}: {msg}" if field else msg)
+    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    details = _details(rt, name, kind=rt.kind)
+    details["causes"] = [
+        {k: v for k, v in c.items() if k in ("reason", "message", "field")} for c in causes
+    ]
+    return StatusError(422, "Invalid", f'{rt.kind} "{name}" is invalid: {summary}', details)
+
+
+def bad_request(message: str) -> StatusError:
+    return StatusError(400, "BadRequest", message)
+
+
+def forbidden(rt: ResourceType, name: str, why: str) -> StatusError:
+    return StatusError(
+        403,
+        "Forbidden",
+        f'{qualified_resource(rt)} "{name}" is forbidden: {why}',
+        _details(rt, name),
+    )
+
+
+def expired(message: str) -> StatusError:
+    return StatusError(410, "Expired", message)
+
+
+def method_not_allowed(message: str = "the server does not allow this method") -> StatusError:
+    return StatusError(405, "MethodNotAllowed", message)
+
+
+def unsupported_media_type(content_type: str) -> StatusError:
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - "
+        f"accepted media types include: application/json-patch+json, "
+        f"application/merge-patch+json, application/apply-patch+yaml ({content_type})",
+    )
+
+
+def too_many_requests(message: str = "Too many requests, please try again later.") -> StatusError:
+    return StatusError(
+        429,
+        "TooManyRequests",
+        message,
+        {"retryAfterSeconds": 1},
+        headers={"Retry-After": "1"},
+    )
+
+
+def internal_error(message: str) -> StatusError:
+    return StatusError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+_REASONS: dict[int, str] = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+
+
+def for_code(code: int, message: str = "") -> StatusError:
+    """A generic error for ``code`` (used by fault injection)."""
+    if code == 429:
+        return too_many_requests(message or "Too many requests, please try again later.")
+    reason = _REASONS.get(code, "InternalError" if code >= 500 else "BadRequest")
+    return StatusError(code, reason, message or f"injected failure ({code} {reason})")

@@ -1,0 +1,166 @@
+"""Watch fan-out: one ``Watcher`` per open watch stream.
+
+The storage pushes every committed ``Event`` to every registered watcher
+*while holding the storage lock*, so each watcher's queue receives events in
+strictly increasing resourceVersion order with no gaps. ``push`` never blocks:
+it filters (resource, namespace, selectors), turns selector transitions into
+ADDED/DELETED as kube-apiserver's watch cache does, and appends to an
+unbounded-but-capped deque. A watcher whose backlog exceeds ``capacity`` is
+marked too slow and closed (kube terminates such watchers too); writers are
+never slowed by a slow reader.
+
+The HTTP thread that owns the stream pops items with ``next`` and encodes them
+(``Event.encode`` caches the encoded line per apiVersion, so fan-out to many
+watchers encodes each event once).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycontroller import _json
+from pycontroller.testing.apiserver.selectors import Selector
+
+__all__ = ["Event", "Watcher"]
+
+RKey = tuple[str, str]  # (group, plural)
+
+
+@dataclass(eq=False)
+class Event:
+    """A committed change. ``obj`` carries the event's resourceVersion; ``old``
+    is the previous stored object (None for ADDED). Both are never mutated."""
+
+    rv: int
+    type: str  # ADDED, MODIFIED, DELETED
+    rkey: RKey
+    namespace: str
+    name: str
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+    _encoded: dict[tuple[str, str], bytes] = field(default_factory=dict, repr=False)
+
+    def encode(self, etype: str, api_version: str | None) -> bytes:
+        """``{"type": etype, "object": obj}\\n``; cached (racy but idempotent)."""
+        key = (etype, api_version or "")
+        data = self._encoded.get(key)
+        if data is None:
+            obj = self.obj
+            if api_version and obj.get("apiVersion") != api_version:
+                obj = dict(obj)
+                obj["apiVersion"] = api_version
+            data = _json.dumps({"type": etype, "object": obj}) + b"\n"
+            self._encoded[key] = data
+        return data
+
+
+@dataclass
+class WatchItem:
+    type: str
+    event: Event | None = None  # None for synthetic items
+    obj: dict[str, Any] | None = None
+
+
+class Watcher:
+    """A registered watch. States: open -> closed (by client, stop, drop or
+    overflow). ``closed_reason`` says why, for logging."""
+
+    def __init__(
+        self,
+        rkey: RKey,
+        namespace: str | None,
+        selector: Selector,
+        *,
+        capacity: int = 100_000,
+    ) -> None:
+        self.rkey = rkey
+        self.namespace = namespace
+        self.selector = selector
+        self.capacity = capacity
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: collections.deque[WatchItem] = collections.deque()
+        self.closed = False
+        self.closed_reason = ""
+        # Set by the HTTP layer: called by ``abort`` to tear the socket down.
+        self.on_abort: Any = None
+
+    # --- producer side (storage lock held) ----------------------------------------
+
+    def push(self, ev: Event) -> None:
+        if ev.rkey != self.rkey or self.closed:
+            return
+        if self.namespace is not None and ev.namespace != self.namespace:
+            return
+        sel = self.selector
+        if sel.empty:
+            etype = ev.type
+        else:
+            now = sel.matches(ev.obj) if ev.type != "DELETED" else False
+            before = sel.matches(ev.old) if ev.old is not None else False
+            if ev.type == "DELETED":
+                if not before:
+                    return
+                etype = "DELETED"
+            elif ev.type == "ADDED":
+                if not now:
+                    return
+                etype = "ADDED"
+            elif now and before:
+                etype = "MODIFIED"
+            elif now:
+                etype = "ADDED"
+            elif before:
+                etype = "DELETED"  # stopped matching: DELETED with the new object
+            else:
+                return
+        self._append(WatchItem(etype, ev))
+
+    def push_synthetic(self, etype: str, obj: dict[str, Any]) -> None:
+        self._append(WatchItem(etype, None, obj))
+
+    def _append(self, item: WatchItem) -> None:
+        with self._cond:
+            if self.closed:
+                return
+            if len(self._queue) >= self.capacity:
+                self.closed = True
+                self.closed_reason = "too slow"
+                self._queue.clear()
+            else:
+                self._queue.append(item)
+            self._cond.notify()
+
+    # --- consumer side -------------------------------------------------------------
+
+    def next(self, timeout: float | None) -> WatchItem | None:
+        """The next item, or None on timeout or when closed."""
+        with self._cond:
+            if not self._queue and not self.closed:
+                self._cond.wait(timeout)
+            if self._queue and not self.closed:
+                return self._queue.popleft()
+            return None
+
+    def backlog(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def close(self, reason: str = "closed") -> None:
+        with self._cond:
+            if not self.closed:
+                self.closed = True
+                self.closed_reason = reason
+            self._queue.clear()
+            self._cond.notify_all()
+
+    def abort(self) -> None:
+        """Close and tear down the stream's connection abruptly (drop_watches)."""
+        self.close("dropped")
+        cb = self.on_abort
+        if cb is not None:
+            with contextlib.suppress(OSError):
+                cb()
