@@ -146,7 +146,7 @@ def main() -> int:
     parser.add_argument("--consumers", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    n = args.items
+    n: int = args.items
     items = [f"namespace-{i % 50}/object-{i}" for i in range(n)]
 
     def per_item_us(seconds: float) -> float:
