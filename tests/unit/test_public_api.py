@@ -1,0 +1,148 @@
+"""Pins the public surface: the names DESIGN.md promises, and nothing slips out of __all__."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+TOP_LEVEL = [
+    "AlreadyExistsError",
+    "ApiError",
+    "ConflictError",
+    "Controller",
+    "EventRecorder",
+    "GoneError",
+    "InvalidError",
+    "LeaderElector",
+    "LeaseLock",
+    "NotFoundError",
+    "ResourceClient",
+    "Result",
+    "TooManyRequestsError",
+    "load_config",
+    "serve_metrics_and_health",
+    "setup_signal_handler",
+]
+
+CONTRACT: dict[str, list[str]] = {
+    "pycontroller.workqueue": [
+        "Queue",
+        "DelayingQueue",
+        "RateLimitingQueue",
+        "ItemExponentialFailureRateLimiter",
+        "ItemFastSlowRateLimiter",
+        "BucketRateLimiter",
+        "MaxOfRateLimiter",
+        "default_controller_rate_limiter",
+    ],
+    "pycontroller.cache": [
+        "meta_namespace_key_func",
+        "deletion_handling_meta_namespace_key_func",
+        "split_meta_namespace_key",
+        "DeletedFinalStateUnknown",
+        "NAMESPACE_INDEX",
+        "meta_namespace_index_func",
+        "Indexer",
+        "DeltaType",
+        "Delta",
+        "DeltaFIFO",
+        "ClosedError",
+        "ListWatch",
+        "Reflector",
+        "ResourceEventHandlerFuncs",
+        "FilteringResourceEventHandler",
+        "SharedIndexInformer",
+        "wait_for_cache_sync",
+        "Lister",
+        "SharedInformerFactory",
+    ],
+    "pycontroller.testing": ["APIServer"],
+    "controllers.balancer.nginx": ["render"],
+    "controllers.balancer.resources": ["desired_children"],
+}
+
+
+def test_top_level_all_is_pinned_and_sorted() -> None:
+    import pycontroller
+
+    assert pycontroller.__all__ == sorted(pycontroller.__all__)
+    assert pycontroller.__all__ == TOP_LEVEL
+    for name in TOP_LEVEL:
+        assert getattr(pycontroller, name) is not None
+
+
+@pytest.mark.parametrize("module_name", sorted(CONTRACT))
+def test_contract_names_importable(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    missing = [n for n in CONTRACT[module_name] if not hasattr(module, n)]
+    assert missing == []
+    exported = getattr(module, "__all__", None)
+    if exported is not None:
+        assert list(exported) == sorted(exported)
+        assert set(CONTRACT[module_name]) <= set(exported) or not module_name.startswith(
+            "pycontroller."
+        )
+
+
+def _params(obj: object) -> list[str]:
+    return list(inspect.signature(obj).parameters)  # type: ignore[arg-type]
+
+
+def test_signatures_match_design() -> None:
+    from pycontroller import Controller, LeaderElector, LeaseLock, ResourceClient, Result
+    from pycontroller.cache import (
+        DeltaFIFO,
+        Indexer,
+        Reflector,
+        SharedIndexInformer,
+        SharedInformerFactory,
+    )
+    from pycontroller.testing import APIServer
+    from pycontroller.workqueue import (
+        BucketRateLimiter,
+        ItemExponentialFailureRateLimiter,
+        ItemFastSlowRateLimiter,
+        Queue,
+        RateLimitingQueue,
+    )
+
+    assert _params(Queue)[:1] == ["name"]
+    assert _params(RateLimitingQueue)[:2] == ["rate_limiter", "name"]
+    assert _params(ItemExponentialFailureRateLimiter)[:2] == ["base_delay", "max_delay"]
+    assert _params(ItemFastSlowRateLimiter)[:3] == ["fast_delay", "slow_delay", "max_fast_attempts"]
+    assert _params(BucketRateLimiter)[:2] == ["qps", "burst"]
+    assert _params(Indexer)[:2] == ["key_func", "indexers"]
+    assert _params(DeltaFIFO)[:3] == ["key_func", "known_objects", "emit_delta_type_replaced"]
+    assert _params(Reflector)[:5] == [
+        "lister_watcher",
+        "store",
+        "name",
+        "resync_period",
+        "page_size",
+    ]
+    assert _params(SharedIndexInformer)[:5] == [
+        "lister_watcher",
+        "resync_period",
+        "indexers",
+        "transform",
+        "name",
+    ]
+    assert _params(SharedInformerFactory)[:4] == [
+        "api_client",
+        "resync_period",
+        "namespace",
+        "label_selector",
+    ]
+    assert _params(ResourceClient)[:5] == ["api_client", "group", "version", "plural", "namespaced"]
+    assert _params(Controller)[:5] == ["name", "queue", "sync", "has_synced", "max_retries"]
+    assert _params(Result)[:2] == ["requeue", "requeue_after"]
+    assert _params(LeaseLock)[:4] == ["api_client", "namespace", "name", "identity"]
+    assert _params(LeaderElector)[:4] == [
+        "lock",
+        "lease_duration",
+        "renew_deadline",
+        "retry_period",
+    ]
+    assert _params(APIServer)[:5] == ["host", "port", "crds", "history_size", "bookmark_interval"]
