@@ -397,35 +397,40 @@ class LeaderElector:
         return False
 
     def _renew(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            deadline = self._clock.now() + self.renew_deadline
-            renewed = False
+        """Renew every retry_period; return once a renewal misses its deadline or stop is set."""
+        try:
             while not stop.is_set():
-                ok = self._try_acquire_or_renew()
-                if ok and self._clock.now() <= deadline:
-                    renewed = True
-                    break
+                if not self._renew_once(stop):
+                    if stop.is_set():
+                        logger.info("Stopping leader election on lease %s", self.lock.describe())
+                    else:
+                        logger.info(
+                            "Failed to renew lease %s within %ss",
+                            self.lock.describe(),
+                            self.renew_deadline,
+                        )
+                    return
+                logger.debug("Successfully renewed lease %s", self.lock.describe())
+                if self._clock.sleep(self.retry_period, stop):
+                    return
+        finally:
+            self.lock.record_event("stopped leading")
+
+    def _renew_once(self, stop: threading.Event) -> bool:
+        """Try every retry_period (first at once) until success or renew_deadline passes."""
+        deadline = self._clock.now() + self.renew_deadline
+        try:
+            while not stop.is_set():
+                # A success that comes back after the deadline does not count:
+                # another candidate may already consider the lease expired.
+                if self._try_acquire_or_renew() and self._clock.now() <= deadline:
+                    return True
                 remaining = deadline - self._clock.now()
-                if remaining <= 0:
-                    break
-                if self._clock.sleep(min(self.retry_period, remaining), stop):
-                    break
+                if remaining <= 0 or self._clock.sleep(min(self.retry_period, remaining), stop):
+                    return False
+            return False
+        finally:
             self._maybe_report_transition()
-            if not renewed:
-                if stop.is_set():
-                    logger.info("Stopping leader election on lease %s", self.lock.describe())
-                else:
-                    logger.info(
-                        "Failed to renew lease %s within %ss",
-                        self.lock.describe(),
-                        self.renew_deadline,
-                    )
-                self.lock.record_event("stopped leading")
-                return
-            logger.debug("Successfully renewed lease %s", self.lock.describe())
-            if self._clock.sleep(self.retry_period, stop):
-                self.lock.record_event("stopped leading")
-                return
 
     # -- one attempt ---------------------------------------------------------
 
