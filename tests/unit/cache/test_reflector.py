@@ -1,0 +1,542 @@
+"""Reflector unit tests with a scripted ListWatch and a FakeClock (client-go reflector_test.go cases)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pycontroller.cache import DeltaFIFO, ExponentialBackoff, Indexer, ListWatch, Reflector
+from pycontroller.clock import FakeClock
+from pycontroller.errors import ApiError, GoneError, TooManyRequestsError
+
+_END = object()
+
+
+def obj(name: str, rv: int | str, ns: str = "ns") -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": ns, "resourceVersion": str(rv)}}
+
+
+def page(items: list[dict[str, Any]], rv: int | str, cont: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if cont:
+        meta["continue"] = cont
+    return {"items": items, "metadata": meta}
+
+
+class FakeWatch:
+    """A thread-safe scripted watch; ``close`` from any thread ends iteration."""
+
+    def __init__(self, events: list[dict[str, Any]] | None = None, end: bool = False) -> None:
+        self.q: queue.Queue[Any] = queue.Queue()
+        self.closed = threading.Event()
+        for e in events or []:
+            self.q.put(e)
+        if end:
+            self.q.put(_END)
+
+    def push(self, etype: str, o: dict[str, Any]) -> None:
+        self.q.put({"type": etype, "object": o})
+
+    def end(self) -> None:
+        self.q.put(_END)
+
+    def __iter__(self) -> FakeWatch:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        item = self.q.get()
+        if item is _END:
+            raise StopIteration
+        assert isinstance(item, dict)
+        return item
+
+    def close(self) -> None:
+        self.closed.set()
+        self.q.put(_END)
+
+
+def ev(etype: str, o: dict[str, Any]) -> dict[str, Any]:
+    return {"type": etype, "object": o}
+
+
+class FakeLW:
+    """Scripted list/watch answers; records every call's options.
+
+    ``lists``/``watches`` hold results (dict / FakeWatch) or exceptions,
+    consumed in order. When ``watches`` runs dry an open, idle FakeWatch is
+    returned (and kept in ``idle``) so the reflector just waits.
+    """
+
+    def __init__(self) -> None:
+        self.lists: list[Any] = []
+        self.watches: list[Any] = []
+        self.list_calls: list[dict[str, Any]] = []
+        self.watch_calls: list[dict[str, Any]] = []
+        self.idle: list[FakeWatch] = []
+        self.lock = threading.Lock()
+
+    def list(self, **opts: Any) -> dict[str, Any]:
+        with self.lock:
+            self.list_calls.append(opts)
+            result = self.lists.pop(0) if self.lists else page([], 1)
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, dict)
+        return result
+
+    def watch(self, **opts: Any) -> FakeWatch:
+        with self.lock:
+            self.watch_calls.append(opts)
+            result = self.watches.pop(0) if self.watches else None
+            if result is None:
+                result = FakeWatch()
+                self.idle.append(result)
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, FakeWatch)
+        return result
+
+    def as_listwatch(self) -> ListWatch:
+        return ListWatch(self.list, self.watch)
+
+
+class RecordingStore:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.items: dict[str, Any] = {}
+        self.lock = threading.Lock()
+        self.resync_error: Exception | None = None
+
+    def _key(self, o: Any) -> str:
+        return str(o["metadata"]["name"])
+
+    def add(self, o: Any) -> None:
+        with self.lock:
+            self.calls.append(("add", self._key(o), o["metadata"]["resourceVersion"]))
+            self.items[self._key(o)] = o
+
+    def update(self, o: Any) -> None:
+        with self.lock:
+            self.calls.append(("update", self._key(o), o["metadata"]["resourceVersion"]))
+            self.items[self._key(o)] = o
+
+    def delete(self, o: Any) -> None:
+        with self.lock:
+            self.calls.append(("delete", self._key(o), o["metadata"]["resourceVersion"]))
+            self.items.pop(self._key(o), None)
+
+    def replace(self, objs: list[Any], rv: str) -> None:
+        with self.lock:
+            self.calls.append(("replace", sorted(self._key(o) for o in objs), rv))
+            self.items = {self._key(o): o for o in objs}
+
+    def resync(self) -> None:
+        with self.lock:
+            self.calls.append(("resync",))
+        if self.resync_error is not None:
+            raise self.resync_error
+
+    def snapshot(self) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return list(self.calls)
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.005)
+
+
+def step_while_waiting(clock: FakeClock, cond: Callable[[], bool], step: float, timeout: float = 5):
+    """Step the clock by ``step`` whenever someone sleeps on it, until ``cond()``."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        if clock.waiters():
+            clock.step(step)
+        time.sleep(0.002)
+
+
+class Runner:
+    def __init__(self, reflector: Reflector, method: str = "run") -> None:
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._target, args=(reflector, method), daemon=True)
+
+    def _target(self, reflector: Reflector, method: str) -> None:
+        try:
+            getattr(reflector, method)(self.stop)
+        except BaseException as err:
+            self.error = err
+
+    def __enter__(self) -> Runner:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        assert not self.thread.is_alive(), "reflector did not stop"
+
+
+# ------------------------------------------------------------------------------------ tests
+
+
+def test_first_list_then_watch_options_and_events_in_order() -> None:
+    lw = FakeLW()
+    lw.lists = [page([obj("foo", 1)], 1)]
+    w = FakeWatch(
+        [
+            ev("MODIFIED", obj("foo", 2)),
+            ev("ADDED", obj("bar", 3)),
+            ev("ADDED", obj("baz", 4)),
+            ev("DELETED", obj("bar", 5)),
+        ]
+    )
+    lw.watches = [w]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: r.last_sync_resource_version() == "5")
+    assert lw.list_calls == [{"resource_version": "0", "limit": 500, "continue_": None}]
+    assert len(lw.watch_calls) == 1
+    call = lw.watch_calls[0]
+    assert call["resource_version"] == "1"
+    assert call["allow_bookmarks"] is True
+    assert 300 <= call["timeout_seconds"] < 600
+    assert store.snapshot() == [
+        ("replace", ["foo"], "1"),
+        ("update", "foo", "2"),
+        ("add", "bar", "3"),
+        ("add", "baz", "4"),
+        ("delete", "bar", "5"),
+    ]
+    assert w.closed.is_set(), "stop must close the open watch"
+
+
+def test_paging_follows_continue_tokens_without_resource_version() -> None:
+    lw = FakeLW()
+    lw.lists = [
+        page([obj("a", 1), obj("b", 1)], 10, "c1"),
+        page([obj("c", 1), obj("d", 1)], 10, "c2"),
+        page([obj("e", 1)], 10),
+    ]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", page_size=2, clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+    assert lw.list_calls == [
+        {"resource_version": "0", "limit": 2, "continue_": None},
+        {"resource_version": None, "limit": 2, "continue_": "c1"},
+        {"resource_version": None, "limit": 2, "continue_": "c2"},
+    ]
+    assert store.snapshot()[0] == ("replace", ["a", "b", "c", "d", "e"], "10")
+    assert lw.watch_calls[0]["resource_version"] == "10"
+
+
+def test_expired_continue_token_falls_back_to_one_full_list() -> None:
+    lw = FakeLW()
+    lw.lists = [
+        page([obj("a", 1)], 10, "c1"),
+        GoneError(410, "Expired", "continue token too old"),
+        page([obj("a", 1), obj("b", 1), obj("c", 1)], 12),
+    ]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+    assert [c["resource_version"] for c in lw.list_calls] == ["0", None, "0"]
+    assert lw.list_calls[2]["limit"] is None and lw.list_calls[2]["continue_"] is None
+    assert store.snapshot()[0] == ("replace", ["a", "b", "c"], "12")
+    assert r.last_sync_resource_version() == "12"
+
+
+def test_server_ignoring_limit_is_one_page() -> None:
+    lw = FakeLW()
+    lw.lists = [page([obj(f"o{i}", 1) for i in range(7)], 3)]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", page_size=2, clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+    assert len(lw.list_calls) == 1
+    assert store.snapshot()[0][1] == [f"o{i}" for i in range(7)]
+
+
+def test_watch_error_event_410_relists_at_last_rv_after_backoff() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 10), page([obj("a", 1)], 20)]
+    gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}
+    lw.watches = [FakeWatch([ev("MODIFIED", obj("a", 11)), ev("ERROR", gone)])]
+    store = RecordingStore()
+    backoff = ExponentialBackoff(clock=clock, rand=lambda: 0.0)
+    r = Reflector(lw.as_listwatch(), store, "t", clock=clock, backoff=backoff)
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.list_calls) == 2, 0.8)
+        wait_for(lambda: len(lw.watch_calls) == 2)
+    # The RV is not "unavailable" after a watch 410: the relist asks for >= the last RV.
+    assert [c["resource_version"] for c in lw.list_calls] == ["0", "11"]
+    assert lw.list_calls[1]["limit"] is None  # no paging for a not-older-than list
+    assert lw.watch_calls[1]["resource_version"] == "20"
+
+
+def test_list_410_retries_at_once_with_consistent_read() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "x"}
+    lw.lists = [
+        page([obj("a", 1)], 10),
+        GoneError(410, "Expired", "too old"),
+        page([obj("a", 1), obj("b", 1)], 30),
+    ]
+    lw.watches = [FakeWatch([ev("ERROR", gone)])]
+    store = RecordingStore()
+    r = Reflector(
+        lw.as_listwatch(), store, "t", clock=clock, backoff=ExponentialBackoff(clock=clock)
+    )
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.watch_calls) == 2, 2.0)
+    assert [c["resource_version"] for c in lw.list_calls] == ["0", "10", ""]
+    assert store.snapshot()[-1] == ("replace", ["a", "b"], "30")
+
+
+def test_too_large_resource_version_on_list_retries_with_consistent_read() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [
+        page([obj("a", 1)], 20),
+        ApiError(504, "Timeout", "Too large resource version: 20, current: 10"),
+        page([obj("a", 1)], 30),
+    ]
+    gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "x"}
+    lw.watches = [FakeWatch([ev("ERROR", gone)])]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock)
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.watch_calls) == 2, 2.0)
+    assert [c["resource_version"] for c in lw.list_calls] == ["0", "20", ""]
+
+
+def test_bookmark_advances_rv_and_watch_resumes_without_relist() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 5)]
+    lw.watches = [
+        FakeWatch(
+            [ev("MODIFIED", obj("a", 6)), ev("BOOKMARK", {"metadata": {"resourceVersion": "9"}})],
+            end=True,
+        ),
+        FakeWatch([ev("ADDED", obj("b", 12))], end=True),
+    ]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", clock=clock)
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 3)
+    assert [c["resource_version"] for c in lw.watch_calls] == ["5", "9", "12"]
+    assert len(lw.list_calls) == 1
+    # Bookmarks never touch the store.
+    assert store.snapshot() == [("replace", ["a"], "5"), ("update", "a", "6"), ("add", "b", "12")]
+
+
+def test_very_short_watch_relists() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([], 5), page([], 7)]
+    lw.watches = [FakeWatch(end=True)]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock)
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.list_calls) == 2, 2.0)
+        wait_for(lambda: len(lw.watch_calls) == 2)
+    assert lw.watch_calls[1]["resource_version"] == "7"
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [ConnectionRefusedError("refused"), TooManyRequestsError(message="slow down", retry_after=1)],
+)
+def test_watch_start_refused_or_429_backs_off_and_retries_same_rv(failure: Exception) -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 5)]
+    lw.watches = [failure, failure, failure, FakeWatch([ev("ADDED", obj("b", 6))])]
+    sleeps: list[float] = []
+    backoff = ExponentialBackoff(clock=clock, rand=lambda: 0.0)
+    orig_next = backoff.next
+
+    def recording_next() -> float:
+        d = orig_next()
+        sleeps.append(d)
+        return d
+
+    backoff.next = recording_next  # type: ignore[method-assign]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock, backoff=backoff)
+    with Runner(r):
+        step_while_waiting(clock, lambda: r.last_sync_resource_version() == "6", 0.4)
+    assert len(lw.list_calls) == 1, "no relist on refused/429 watch starts"
+    assert [c["resource_version"] for c in lw.watch_calls[:4]] == ["5", "5", "5", "5"]
+    assert sleeps[:3] == [0.8, 1.6, 3.2]
+
+
+def test_other_watch_start_error_relists_after_backoff() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([], 5), page([], 8)]
+    lw.watches = [ApiError(500, "InternalError", "boom")]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock)
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.watch_calls) == 2, 1.0)
+    assert len(lw.list_calls) == 2
+    assert lw.watch_calls[1]["resource_version"] == "8"
+
+
+def test_list_failure_is_retried_with_growing_backoff() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [ConnectionRefusedError("down")] * 3 + [page([obj("a", 1)], 4)]
+    errors: list[BaseException] = []
+    start = clock.now()
+    r = Reflector(
+        lw.as_listwatch(),
+        RecordingStore(),
+        "t",
+        clock=clock,
+        backoff=ExponentialBackoff(clock=clock, rand=lambda: 0.0),
+        watch_error_handler=lambda _r, e: errors.append(e),
+    )
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.watch_calls) == 1, 0.1)
+    assert len(lw.list_calls) == 4
+    assert len(errors) == 3 and all(isinstance(e, ConnectionRefusedError) for e in errors)
+    # 0.8 + 1.6 + 3.2 of clock time had to pass before the 4th list.
+    assert clock.now() - start >= 5.6 - 1e-9
+
+
+def test_backoff_sequence_caps_and_resets_after_two_quiet_minutes() -> None:
+    clock = FakeClock()
+    b = ExponentialBackoff(clock=clock, rand=lambda: 0.0)
+    seq = [b.next() for _ in range(9)]
+    assert seq == pytest.approx([0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0, 30.0])
+    clock.step(119)
+    assert b.next() == pytest.approx(30.0)  # not quiet long enough
+    clock.step(121)
+    assert b.next() == pytest.approx(0.8)
+    assert b.next() == pytest.approx(1.6)
+
+
+def test_backoff_jitter_range() -> None:
+    clock = FakeClock()
+    b = ExponentialBackoff(clock=clock)
+    for base in (0.8, 1.6, 3.2):
+        d = b.next()
+        assert base <= d < 2 * base
+    assert ExponentialBackoff(clock=clock, rand=lambda: 0.5).next() == pytest.approx(1.2)
+
+
+def test_resync_timer_calls_store_resync_when_allowed() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 5)]
+    store = RecordingStore()
+    allowed = [False]
+    r = Reflector(
+        lw.as_listwatch(),
+        store,
+        "t",
+        resync_period=10,
+        clock=clock,
+        should_resync=lambda: allowed[0],
+    )
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+        clock.step(10)
+        time.sleep(0.2)
+        assert ("resync",) not in store.snapshot()
+        allowed[0] = True
+        clock.step(10)
+        wait_for(lambda: store.snapshot().count(("resync",)) == 1)
+        clock.step(10)
+        wait_for(lambda: store.snapshot().count(("resync",)) == 2)
+
+
+def test_resync_error_ends_watch_and_relists() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([], 5), page([], 6)]
+    store = RecordingStore()
+    store.resync_error = RuntimeError("resync broke")
+    r = Reflector(lw.as_listwatch(), store, "t", resync_period=1, clock=clock)
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+        clock.step(1)  # the resync timer fires and fails
+        step_while_waiting(clock, lambda: len(lw.list_calls) == 2, 1.0)
+    assert lw.idle[0].closed.is_set()
+
+
+def test_stop_wakes_a_blocked_watch_promptly() -> None:
+    lw = FakeLW()
+    lw.lists = [page([], 5)]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=FakeClock())
+    runner = Runner(r, "list_and_watch")
+    with runner:
+        wait_for(lambda: len(lw.watch_calls) == 1)
+        t0 = time.monotonic()
+        runner.stop.set()
+        runner.thread.join(2)
+        assert not runner.thread.is_alive()
+        assert time.monotonic() - t0 < 2
+    assert runner.error is None
+    assert lw.idle[0].closed.is_set()
+
+
+def test_list_and_watch_with_stop_already_set_does_nothing() -> None:
+    lw = FakeLW()
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=FakeClock())
+    stop = threading.Event()
+    stop.set()
+    r.list_and_watch(stop)
+    r.run(stop)
+    assert lw.list_calls == [] and lw.watch_calls == []
+
+
+def test_list_error_propagates_from_list_and_watch() -> None:
+    lw = FakeLW()
+    lw.lists = [ApiError(403, "Forbidden", "access denied")]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=FakeClock())
+    with pytest.raises(ApiError, match="access denied"):
+        r.list_and_watch(threading.Event())
+
+
+def test_paging_latch_keeps_paging_relists_when_rv0_list_was_paginated() -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "x"}
+    lw.lists = [page([obj("a", 1)], 10, "c1"), page([obj("b", 1)], 10), page([], 11)]
+    lw.watches = [FakeWatch([ev("ERROR", gone)])]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock)
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.watch_calls) == 2, 2.0)
+    assert lw.list_calls[2] == {"resource_version": "10", "limit": 500, "continue_": None}
+
+
+def test_events_flow_into_a_delta_fifo_in_order() -> None:
+    indexer = Indexer()
+    fifo = DeltaFIFO(known_objects=indexer)
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 1)]
+    w = FakeWatch()
+    lw.watches = [w]
+    r = Reflector(lw.as_listwatch(), fifo, "t", clock=FakeClock())
+    with Runner(r):
+        for rv in range(2, 50):
+            w.push("MODIFIED", obj("a", rv))
+        wait_for(lambda: r.last_sync_resource_version() == "49")
+    deltas = fifo.pop(lambda d, initial: None, timeout=1)
+    rvs = [d.object["metadata"]["resourceVersion"] for d in deltas]
+    assert rvs == [str(i) for i in range(1, 50)]
