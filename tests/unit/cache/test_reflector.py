@@ -1,4 +1,4 @@
-"""Reflector unit tests with a scripted ListWatch and a FakeClock (client-go reflector_test.go cases)."""
+"""Reflector unit tests: a scripted ListWatch and a FakeClock (client-go reflector_test.go)."""
 
 from __future__ import annotations
 
