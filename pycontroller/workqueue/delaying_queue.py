@@ -36,6 +36,11 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["DelayingQueue"]
 
+# Longest single wait of the timer thread. Only matters for absurd delays
+# (``math.inf``, years), which a real condition wait cannot take as a timeout;
+# such an item is simply re-examined once a day.
+_MAX_WAIT = 86_400.0
+
 
 class DelayingQueue(Queue):
     """A ``Queue`` with ``add_after``.
@@ -68,8 +73,11 @@ class DelayingQueue(Queue):
     def add_after(self, item: Any, delay: float) -> None:
         """Add ``item`` once ``delay`` clock seconds have passed (at once if ``delay <= 0``).
 
-        Ignored after shutdown.
+        Ignored after shutdown. ``delay = math.inf`` keeps the item waiting until
+        shutdown. Raises ``ValueError`` for a NaN delay.
         """
+        if delay != delay:
+            raise ValueError("add_after: delay is NaN")
         if self._shutting_down:
             return
         if self._retries is not None:
@@ -161,7 +169,7 @@ class _WaitingLoop:
                 now = clock.now()
                 ready_at = heap[0][0]
                 if ready_at > now:
-                    clock.wait(self._cond, ready_at - now)
+                    clock.wait(self._cond, min(ready_at - now, _MAX_WAIT))
                     continue
                 queue = self._ref()
                 if queue is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -247,3 +248,27 @@ def test_extreme_delays(clock: Any, delay: float) -> None:
         clock.step_and_settle(delay)
     assert _drain(q) == ["x"]
     q.shut_down()
+
+
+def test_infinite_delay_waits_until_shutdown(wait_until: WaitUntil) -> None:
+    clock = _CountingRealClock()
+    q = DelayingQueue(clock=clock)
+    q.add_after("never", math.inf)
+    q.add_after("soon", 0.001)
+    wait_until(lambda: len(q) == 1)
+    assert q.get() == ("soon", False)
+    wait_until(lambda: len(clock.timeouts) >= 2)
+    assert clock.timeouts[-1] is not None and 0 < clock.timeouts[-1] <= 86_400
+    assert q._num_waiting() == 1
+    q.shut_down()
+    thread = q._waiting_loop._thread
+    assert thread is not None
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_nan_delay_is_rejected(clock: Any) -> None:
+    q = DelayingQueue(clock=clock)
+    with pytest.raises(ValueError):
+        q.add_after("x", math.nan)
+    assert q._num_waiting() == 0
