@@ -1,0 +1,412 @@
+"""SharedIndexInformer unit tests over a scripted ListWatch (no server)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pycontroller.cache import (
+    DeletedFinalStateUnknown,
+    FilteringResourceEventHandler,
+    ListWatch,
+    ResourceEventHandlerFuncs,
+    SharedIndexInformer,
+    wait_for_cache_sync,
+)
+from pycontroller.clock import FakeClock
+
+_END = object()
+
+
+def obj(name: str, rv: int, ns: str = "ns", **labels: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": ns, "resourceVersion": str(rv)}
+    if labels:
+        meta["labels"] = labels
+    return {"metadata": meta}
+
+
+def page(items: list[dict[str, Any]], rv: int) -> dict[str, Any]:
+    return {"items": items, "metadata": {"resourceVersion": str(rv)}}
+
+
+class FakeWatch:
+    def __init__(self) -> None:
+        self.q: queue.Queue[Any] = queue.Queue()
+
+    def push(self, etype: str, o: dict[str, Any]) -> None:
+        self.q.put({"type": etype, "object": o})
+
+    def end(self) -> None:
+        self.q.put(_END)
+
+    def __iter__(self) -> FakeWatch:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        item = self.q.get()
+        if item is _END:
+            raise StopIteration
+        assert isinstance(item, dict)
+        return item
+
+    def close(self) -> None:
+        self.q.put(_END)
+
+
+class FakeLW:
+    """Lists come from ``lists`` (the last repeats); each watch is a new FakeWatch."""
+
+    def __init__(self, *lists: dict[str, Any]) -> None:
+        self.lists = list(lists)
+        self.watches: list[FakeWatch] = []
+        self.list_calls = 0
+        self.lock = threading.Lock()
+
+    def list(self, **opts: Any) -> dict[str, Any]:
+        with self.lock:
+            self.list_calls += 1
+            return self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+
+    def watch(self, **opts: Any) -> FakeWatch:
+        w = FakeWatch()
+        with self.lock:
+            self.watches.append(w)
+        return w
+
+    def current(self) -> FakeWatch:
+        wait_for(lambda: bool(self.watches))
+        with self.lock:
+            return self.watches[-1]
+
+    def listwatch(self) -> ListWatch:
+        return ListWatch(self.list, self.watch)
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.005)
+
+
+class Recorder:
+    """A handler recording (kind, name, rv...) tuples; optional hook runs inside each call."""
+
+    def __init__(self, hook: Callable[[str, Any], None] | None = None) -> None:
+        self.events: list[tuple[Any, ...]] = []
+        self.lock = threading.Lock()
+        self.hook = hook
+
+    def _rec(self, *e: Any) -> None:
+        with self.lock:
+            self.events.append(e)
+
+    def on_add(self, o: Any, is_in_initial_list: bool) -> None:
+        if self.hook:
+            self.hook("add", o)
+        self._rec(
+            "add", o["metadata"]["name"], o["metadata"]["resourceVersion"], is_in_initial_list
+        )
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if self.hook:
+            self.hook("update", new)
+        self._rec(
+            "update",
+            new["metadata"]["name"],
+            old["metadata"]["resourceVersion"],
+            new["metadata"]["resourceVersion"],
+        )
+
+    def on_delete(self, o: Any) -> None:
+        if self.hook:
+            self.hook("delete", o)
+        if isinstance(o, DeletedFinalStateUnknown):
+            self._rec("tombstone", o.key)
+        else:
+            self._rec("delete", o["metadata"]["name"], o["metadata"]["resourceVersion"])
+
+    def snapshot(self) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return list(self.events)
+
+
+@pytest.fixture
+def stop() -> Any:
+    ev = threading.Event()
+    yield ev
+    ev.set()
+
+
+def started(
+    lw: FakeLW, stop: threading.Event, *handlers: Any, **kwargs: Any
+) -> SharedIndexInformer:
+    inf = SharedIndexInformer(lw.listwatch(), **kwargs)
+    for h in handlers:
+        inf.add_event_handler(h)
+    inf.start(stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+    return inf
+
+
+# ------------------------------------------------------------------------------------ tests
+
+
+def test_initial_list_then_live_events_map_to_handler_calls(stop: threading.Event) -> None:
+    lw = FakeLW(page([obj("a", 1), obj("b", 2)], 2))
+    rec = Recorder()
+    inf = SharedIndexInformer(lw.listwatch(), name="t")
+    assert not inf.has_synced()
+    reg = inf.add_event_handler(rec)
+    inf.start(stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, reg.has_synced, timeout=5)
+    w = lw.current()
+    w.push("ADDED", obj("c", 3))
+    w.push("MODIFIED", obj("a", 4))
+    w.push("DELETED", obj("b", 5))
+    w.push("ADDED", obj("a", 6))  # an ADDED for a cached key is an update
+    wait_for(lambda: len(rec.snapshot()) == 6)
+    assert sorted(rec.snapshot()[:2]) == [("add", "a", "1", True), ("add", "b", "2", True)]
+    live = rec.snapshot()[2:]
+    # The DeltaFIFO keeps order per key (keys may interleave differently).
+    assert [e for e in live if e[1] == "a"] == [
+        ("update", "a", "1", "4"),
+        ("update", "a", "4", "6"),
+    ]
+    assert [e for e in live if e[1] != "a"] == [("add", "c", "3", False), ("delete", "b", "5")]
+    assert sorted(inf.get_store().list_keys()) == ["ns/a", "ns/c"]
+    assert inf.last_sync_resource_version() == "6"
+
+
+def test_indexer_is_updated_before_handlers_are_told(stop: threading.Event) -> None:
+    lw = FakeLW(page([], 1))
+    seen: list[Any] = []
+    inf_holder: list[SharedIndexInformer] = []
+
+    def hook(kind: str, o: Any) -> None:
+        cached = inf_holder[0].get_indexer().get_by_key("ns/x")
+        seen.append((kind, cached["metadata"]["resourceVersion"] if cached else None))
+
+    inf = SharedIndexInformer(lw.listwatch())
+    inf_holder.append(inf)
+    inf.add_event_handler(Recorder(hook))
+    inf.start(stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+    w = lw.current()
+    w.push("ADDED", obj("x", 2))
+    wait_for(lambda: len(seen) == 1)
+    w.push("DELETED", obj("x", 3))
+    wait_for(lambda: len(seen) == 2)
+    # At delivery time the cache already reflects the event (or a later one).
+    assert seen[0][0] == "add" and seen[0][1] in ("2", None)
+    assert seen[1] == ("delete", None)
+
+
+def test_relist_emits_tombstones_and_unchanged_updates(stop: threading.Event) -> None:
+    lw = FakeLW(page([obj("a", 1), obj("b", 2)], 2), page([obj("a", 1), obj("c", 9)], 9))
+    rec = Recorder()
+    inf = started(lw, stop, rec)
+    gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "x"}
+    lw.current().q.put({"type": "ERROR", "object": gone})
+    # run() backs off (0.8-1.6 s real) and relists.
+    wait_for(lambda: len(rec.snapshot()) >= 5, timeout=10)
+    tail = rec.snapshot()[2:]
+    assert ("tombstone", "ns/b") in tail
+    assert ("add", "c", "9", False) in tail
+    # "a" did not change: with no resync configured every handler still sees it (client-go).
+    assert ("update", "a", "1", "1") in tail
+    assert sorted(inf.get_store().list_keys()) == ["ns/a", "ns/c"]
+
+
+def test_late_handler_gets_replay_of_cache_then_live_events(stop: threading.Event) -> None:
+    lw = FakeLW(page([obj("a", 1), obj("b", 2)], 2))
+    inf = started(lw, stop)
+    late = Recorder()
+    reg = inf.add_event_handler(late)
+    wait_for(reg.has_synced)
+    assert sorted(late.snapshot()) == [("add", "a", "1", True), ("add", "b", "2", True)]
+    lw.current().push("MODIFIED", obj("a", 3))
+    wait_for(lambda: len(late.snapshot()) == 3)
+    assert late.snapshot()[2] == ("update", "a", "1", "3")
+
+
+def test_slow_handler_does_not_block_others(stop: threading.Event) -> None:
+    lw = FakeLW(page([], 1))
+    gate = threading.Event()
+    slow = Recorder(lambda kind, o: gate.wait(10))
+    fast = Recorder()
+    inf = started(lw, stop, slow, fast)
+    w = lw.current()
+    for i in range(200):
+        w.push("ADDED", obj(f"o{i}", i + 2))
+    wait_for(lambda: len(fast.snapshot()) == 200)
+    wait_for(lambda: inf.last_sync_resource_version() == "201")
+    assert len(slow.snapshot()) == 0
+    gate.set()
+    wait_for(lambda: len(slow.snapshot()) == 200)
+    assert [e[1] for e in slow.snapshot()] == [f"o{i}" for i in range(200)]
+
+
+def test_handler_exception_is_logged_and_delivery_continues(
+    stop: threading.Event, caplog: pytest.LogCaptureFixture
+) -> None:
+    lw = FakeLW(page([], 1))
+    got: list[str] = []
+
+    def add(o: Any) -> None:
+        got.append(o["metadata"]["name"])
+        if o["metadata"]["name"] == "bad":
+            raise RuntimeError("handler bug")
+
+    started(lw, stop, ResourceEventHandlerFuncs(add_func=add))
+    w = lw.current()
+    w.push("ADDED", obj("bad", 2))
+    w.push("ADDED", obj("good", 3))
+    wait_for(lambda: got == ["bad", "good"])
+    assert any("handler bug" in (r.exc_text or "") for r in caplog.records)
+
+
+def test_remove_event_handler_stops_notifications(stop: threading.Event) -> None:
+    lw = FakeLW(page([], 1))
+    a, b = Recorder(), Recorder()
+    inf = SharedIndexInformer(lw.listwatch())
+    inf.add_event_handler(a)
+    reg_b = inf.add_event_handler(b)
+    inf.start(stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+    inf.remove_event_handler(reg_b)
+    inf.remove_event_handler(reg_b)  # idempotent
+    lw.current().push("ADDED", obj("x", 2))
+    wait_for(lambda: len(a.snapshot()) == 1)
+    time.sleep(0.05)
+    assert b.snapshot() == []
+
+
+def test_transform_runs_before_caching(stop: threading.Event) -> None:
+    def drop_managed(o: Any) -> Any:
+        o = dict(o)
+        o["metadata"] = {k: v for k, v in o["metadata"].items() if k != "managedFields"}
+        return o
+
+    item = obj("a", 1)
+    item["metadata"]["managedFields"] = [{"manager": "x"}]
+    lw = FakeLW(page([item], 1))
+    seen: list[Any] = []
+    inf = started(lw, stop, ResourceEventHandlerFuncs(add_func=seen.append), transform=drop_managed)
+    wait_for(lambda: len(seen) == 1)
+    assert "managedFields" not in seen[0]["metadata"]
+    assert "managedFields" not in inf.get_store().get_by_key("ns/a")["metadata"]
+
+
+def test_resync_replays_cache_only_to_due_handlers() -> None:
+    clock = FakeClock()
+    stop = threading.Event()
+    try:
+        lw = FakeLW(page([obj("a", 1), obj("b", 2)], 2))
+        inf = SharedIndexInformer(lw.listwatch(), resync_period=10, clock=clock)
+        resyncing, quiet = Recorder(), Recorder()
+        inf.add_event_handler(resyncing)
+        inf.add_event_handler(quiet, resync_period=0)
+        inf.start(stop)
+        assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+        lw.current()
+        wait_for(lambda: len(resyncing.snapshot()) == 2 and len(quiet.snapshot()) == 2)
+        clock.step(10)
+        wait_for(lambda: len(resyncing.snapshot()) == 4)
+        assert sorted(resyncing.snapshot()[2:]) == [
+            ("update", "a", "1", "1"),
+            ("update", "b", "2", "2"),
+        ]
+        # A real change still reaches everyone; the resync does not.
+        lw.current().push("MODIFIED", obj("a", 3))
+        wait_for(lambda: len(quiet.snapshot()) == 3)
+        assert quiet.snapshot()[2] == ("update", "a", "1", "3")
+        assert all(e[0] == "add" for e in quiet.snapshot()[:2])
+    finally:
+        stop.set()
+
+
+def test_handler_resync_period_smaller_than_informer_lowers_check_period() -> None:
+    clock = FakeClock()
+    stop = threading.Event()
+    try:
+        lw = FakeLW(page([obj("a", 1)], 1))
+        inf = SharedIndexInformer(lw.listwatch(), resync_period=100, clock=clock)
+        rec = Recorder()
+        inf.add_event_handler(rec, resync_period=0.2)  # raised to the 1 s minimum
+        inf.start(stop)
+        assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+        lw.current()
+        clock.step(1)
+        wait_for(lambda: ("update", "a", "1", "1") in rec.snapshot())
+    finally:
+        stop.set()
+
+
+def test_run_stops_promptly_and_rejects_new_handlers() -> None:
+    lw = FakeLW(page([obj("a", 1)], 1))
+    stop = threading.Event()
+    inf = SharedIndexInformer(lw.listwatch())
+    thread = inf.start(stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+    stop.set()
+    thread.join(3)
+    assert not thread.is_alive()
+    assert inf.is_stopped()
+    with pytest.raises(RuntimeError):
+        inf.add_event_handler(Recorder())
+
+
+def test_wait_for_cache_sync_false_on_stop_or_timeout() -> None:
+    stop = threading.Event()
+    assert wait_for_cache_sync(stop, lambda: False, timeout=0.15) is False
+    stop.set()
+    assert wait_for_cache_sync(stop, lambda: False) is False
+    assert wait_for_cache_sync(stop, lambda: True) is True
+
+
+def test_filtering_handler_turns_crossing_updates_into_add_or_delete() -> None:
+    rec = Recorder()
+    h = FilteringResourceEventHandler(
+        lambda o: o["metadata"].get("labels", {}).get("app") == "x", rec
+    )
+    yes1, yes2, no = obj("a", 1, app="x"), obj("a", 2, app="x"), obj("a", 3, app="y")
+    h.on_add(yes1, True)
+    h.on_add(no, True)
+    h.on_update(yes1, yes2)
+    h.on_update(yes2, no)
+    h.on_update(no, yes1)
+    h.on_update(no, no)
+    h.on_delete(yes1)
+    h.on_delete(no)
+    assert rec.snapshot() == [
+        ("add", "a", "1", True),
+        ("update", "a", "1", "2"),
+        ("delete", "a", "2"),
+        ("add", "a", "1", False),
+        ("delete", "a", "1"),
+    ]
+
+
+def test_handler_funcs_accept_one_or_two_argument_add() -> None:
+    one: list[Any] = []
+    two: list[Any] = []
+    ResourceEventHandlerFuncs(add_func=lambda o: one.append(o)).on_add("x", True)
+    ResourceEventHandlerFuncs(add_func=lambda o, initial: two.append((o, initial))).on_add(
+        "y", True
+    )
+    ResourceEventHandlerFuncs().on_update("a", "b")  # missing funcs are no-ops
+    assert one == ["x"] and two == [("y", True)]
+
+
+def test_add_indexers_after_start_indexes_existing_objects(stop: threading.Event) -> None:
+    lw = FakeLW(page([obj("a", 1, app="x"), obj("b", 2, app="y")], 2))
+    inf = started(lw, stop)
+    inf.add_indexers({"app": lambda o: [o["metadata"]["labels"]["app"]]})
+    assert [o["metadata"]["name"] for o in inf.get_indexer().by_index("app", "x")] == ["a"]
