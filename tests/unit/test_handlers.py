@@ -1,0 +1,133 @@
+"""Handler helpers: key enqueueing, owner mapping, update predicates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pycontroller.cache import DeletedFinalStateUnknown, FilteringResourceEventHandler
+from pycontroller.handlers import (
+    annotations_changed,
+    controller_owner_key,
+    enqueue_key,
+    enqueue_owner,
+    generation_changed,
+    labels_changed,
+    predicate_handler,
+    resource_version_changed,
+)
+from pycontroller.workqueue import Queue
+
+
+class FakeQueue:
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def add(self, item: Any) -> None:
+        self.items.append(item)
+
+
+def child(
+    name: str,
+    owner: str | None = "lb",
+    kind: str = "Balancer",
+    api_version: str = "exposer.hliangzhao.io/v1alpha1",
+    controller: bool = True,
+    ns: str = "ns",
+    **meta: Any,
+) -> dict[str, Any]:
+    m: dict[str, Any] = {"name": name, "namespace": ns, **meta}
+    if owner is not None:
+        m["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "controller": False},
+            {"apiVersion": api_version, "kind": kind, "name": owner, "controller": controller},
+        ]
+    return {"metadata": m}
+
+
+def test_enqueue_key_for_every_event_type_including_tombstones() -> None:
+    q = FakeQueue()
+    h = enqueue_key(q)
+    h.on_add(child("a"), True)
+    h.on_update(child("a"), child("b"))
+    h.on_delete(child("c"))
+    h.on_delete(DeletedFinalStateUnknown("ns/d", None))
+    assert q.items == ["ns/a", "ns/b", "ns/c", "ns/d"]
+
+
+def test_enqueue_key_with_a_real_queue_collapses_duplicates() -> None:
+    q = Queue()
+    h = enqueue_key(q)
+    h.on_add(child("a"), False)
+    h.on_update(child("a"), child("a"))
+    assert len(q) == 1
+    item, shutdown = q.get(timeout=1)
+    assert (item, shutdown) == ("ns/a", False)
+
+
+def test_controller_owner_key_matches_kind_and_group_only() -> None:
+    assert controller_owner_key(child("x"), "Balancer", "exposer.hliangzhao.io") == "ns/lb"
+    assert controller_owner_key(child("x"), "Balancer", "apps") is None
+    assert controller_owner_key(child("x"), "Deployment", "exposer.hliangzhao.io") is None
+    assert (
+        controller_owner_key(child("x", controller=False), "Balancer", "exposer.hliangzhao.io")
+        is None
+    )
+    assert controller_owner_key(child("x", owner=None), "Balancer", "exposer.hliangzhao.io") is None
+    core = child("x", kind="Service", api_version="v1")
+    assert controller_owner_key(core, "Service", "") == "ns/lb"
+    cluster = child("x", ns="")
+    assert controller_owner_key(cluster, "Balancer", "exposer.hliangzhao.io") == "lb"
+
+
+def test_enqueue_owner_unwraps_tombstones_and_enqueues_both_owners_on_change() -> None:
+    q = FakeQueue()
+    h = enqueue_owner(q, "Balancer", "exposer.hliangzhao.io")
+    h.on_add(child("a"), False)
+    h.on_add(child("b", owner=None), False)
+    h.on_update(child("a", owner="lb"), child("a", owner="lb"))
+    h.on_update(child("a", owner="old"), child("a", owner="new"))
+    h.on_delete(DeletedFinalStateUnknown("ns/a", child("a", owner="gone")))
+    h.on_delete(DeletedFinalStateUnknown("ns/a", None))
+    assert q.items == ["ns/lb", "ns/lb", "ns/new", "ns/old", "ns/gone"]
+
+
+def test_predicates() -> None:
+    a = {"metadata": {"generation": 1, "resourceVersion": "1", "labels": {"x": "1"}}}
+    b = {"metadata": {"generation": 1, "resourceVersion": "2", "labels": {"x": "1"}}}
+    c = {"metadata": {"generation": 2, "resourceVersion": "3", "labels": {"x": "2"}}}
+    assert not generation_changed(a, b) and generation_changed(b, c)
+    assert generation_changed({"metadata": {}}, {"metadata": {}})  # unknown: assume changed
+    assert resource_version_changed(a, b) and not resource_version_changed(a, a)
+    assert not labels_changed(a, b) and labels_changed(b, c)
+    assert not labels_changed({"metadata": {}}, {"metadata": {"labels": {}}})
+    assert annotations_changed({"metadata": {}}, {"metadata": {"annotations": {"k": "v"}}})
+
+
+def test_predicate_handler_filters_updates_by_any_predicate() -> None:
+    q = FakeQueue()
+    h = predicate_handler(enqueue_key(q), generation_changed, labels_changed)
+    base = {"metadata": {"name": "a", "namespace": "ns", "generation": 1, "labels": {}}}
+    status_only = {"metadata": {**base["metadata"], "resourceVersion": "9"}}
+    relabel = {"metadata": {**base["metadata"], "labels": {"k": "v"}}}
+    h.on_add(base, False)
+    h.on_update(base, status_only)  # neither predicate: dropped
+    h.on_update(base, relabel)
+    h.on_delete(base)
+    assert q.items == ["ns/a", "ns/a", "ns/a"]
+    q2 = FakeQueue()
+    predicate_handler(enqueue_key(q2)).on_update(base, status_only)  # no predicates: all pass
+    assert q2.items == ["ns/a"]
+
+
+def test_predicates_compose_with_filtering_handler() -> None:
+    q = FakeQueue()
+    owned = FilteringResourceEventHandler(
+        lambda o: controller_owner_key(o, "Balancer", "exposer.hliangzhao.io") is not None,
+        predicate_handler(
+            enqueue_owner(q, "Balancer", "exposer.hliangzhao.io"), generation_changed
+        ),
+    )
+    owned.on_add(child("a", owner=None), False)
+    owned.on_update(child("a", generation=1), child("a", generation=1))
+    owned.on_update(child("a", generation=1), child("a", generation=2))
+    assert q.items == ["ns/lb"]
