@@ -18,7 +18,10 @@ The background thread runs every event through the ``EventCorrelator``:
 
 Then it writes: PATCH when the correlator says the event was seen before
 (CREATE if that PATCH answers 404), CREATE otherwise; the server's reply
-updates the correlator. Transport errors, 429 and 5xx are retried (up to
+updates the correlator. Events the thread finds queued together that land on
+the same Event object are coalesced into one write with the final count (a
+burst of repeats costs one PATCH, not one per repeat; client-go writes each).
+Transport errors, 429 and 5xx are retried (up to
 ``max_tries`` attempts, ``retry_interval`` apart, the first sleep randomised);
 other API errors drop the event. (client-go drops every status error; retrying
 429/5xx is our deliberate deviation, since the API server asks for a retry.)
@@ -72,6 +75,8 @@ DEFAULT_SPAM_QPS = 1.0 / 300.0
 DEFAULT_QUEUE_SIZE = 1000
 DEFAULT_MAX_TRIES = 12
 DEFAULT_RETRY_INTERVAL = 10.0
+# Most events the writer thread takes off the queue at once (and may coalesce).
+_MAX_BATCH = 256
 
 AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): "
 
@@ -602,35 +607,61 @@ class EventRecorder:
 
     def _loop(self) -> None:
         while True:
-            event = self._queue.get()
-            if event is None:
-                return
+            batch = [self._queue.get()]
+            while len(batch) < _MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            events = [e for e in batch if e is not None]
             try:
-                if not self._stopping.is_set():
-                    self._record_to_sink(event)
+                if events and not self._stopping.is_set():
+                    self._record_batch(events)
             finally:
                 with self._cond:
-                    self._pending -= 1
+                    self._pending -= len(events)
                     if self._pending == 0:
                         self._cond.notify_all()
+            if len(events) < len(batch):  # the shutdown sentinel
+                return
 
-    def _record_to_sink(self, event: Event) -> None:
-        result = self._correlator.correlate(event)
-        if result.skip:
-            logger.debug(
-                "Event recorder %s: spam filter dropped event %s", self.component, event["reason"]
-            )
-            return
+    def _record_batch(self, events: list[Event]) -> None:
+        """Correlate events in order, then write each target Event once.
+
+        Events that correlate onto the same Event object (identical repeats,
+        or similar ones aggregated) within one batch coalesce into a single
+        write carrying the final count: a burst of N repeats costs one PATCH
+        (or one CREATE with count N), not N writes. The first result of a
+        group decides between create and patch.
+        """
+        groups: dict[tuple[str, str], tuple[bool, CorrelationResult]] = {}
+        for event in events:
+            result = self._correlator.correlate(event)
+            if result.skip:
+                logger.debug(
+                    "Event recorder %s: spam filter dropped event %s",
+                    self.component,
+                    event["reason"],
+                )
+                continue
+            meta = result.event["metadata"]
+            key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+            first = groups.get(key)
+            groups[key] = (first[0] if first else result.patch is not None, result)
+        for is_patch, result in groups.values():
+            self._write_with_retries(result.event, result.patch if is_patch else None)
+
+    def _write_with_retries(self, event: Event, patch: dict[str, Any] | None) -> None:
         tries = 0
         while True:
-            if self._write(result.event, result.patch):
+            if self._write(event, patch):
                 return
             tries += 1
             if tries >= self._max_tries:
                 logger.error(
                     "Event recorder %s: unable to write event %s after %d tries, giving up",
                     self.component,
-                    result.event["metadata"]["name"],
+                    event["metadata"]["name"],
                     tries,
                 )
                 return
