@@ -9,8 +9,8 @@
   of type ``date`` when there are none). Each cell is the first result of the
   column's JSONPath, converted by column type: ``integer``/``number``/
   ``boolean`` as JSON values, ``string`` as text (maps and lists as compact
-  JSON), ``date`` as the RFC 3339 timestamp string (kubectl renders an age),
-  ``None`` when the path finds nothing.
+  JSON), ``date`` rendered as an age (``5m``) as kube does (kubectl prints
+  cells verbatim), ``None`` when the path finds nothing.
 - Built-in kinds: ``Name`` and ``Age`` (a pre-rendered duration like ``5m``,
   as kube's printers send) plus the most used kind-specific columns
   (Deployment READY/UP-TO-DATE/AVAILABLE, Service TYPE/CLUSTER-IP/...,
@@ -310,8 +310,9 @@ def _text(value: Any) -> str:
     return go_value(value)
 
 
-def _cell(col_type: str, value: Any) -> Any:
-    """apiextensions ``cellForJSONValue`` plus string printing."""
+def _cell(col_type: str, value: Any, now: datetime.datetime) -> Any:
+    """apiextensions ``cellForJSONValue`` plus string printing; a ``date`` is
+    rendered server-side as the age (``ConvertToHumanReadableDateType``)."""
     if value is None:
         return None
     if col_type == "string":
@@ -337,7 +338,7 @@ def _cell(col_type: str, value: Any) -> Any:
             t = _parse_time(value)
             if t is None:
                 return "<invalid>"
-            return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return human_duration((now - t).total_seconds())
         return None
     return None
 
@@ -375,7 +376,10 @@ def _age(obj: dict[str, Any], now: _Now) -> str:
 
 
 def _created_at(obj: dict[str, Any], now: _Now) -> Any:
-    return _cell("date", (obj.get("metadata") or {}).get("creationTimestamp"))
+    """The default table convertor's "Created At": the RFC 3339 timestamp."""
+    ts = (obj.get("metadata") or {}).get("creationTimestamp")
+    t = _parse_time(ts) if isinstance(ts, str) else None
+    return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -591,7 +595,9 @@ def _crd_columns(rt: ResourceType) -> list[dict[str, Any]]:
     return cols
 
 
-def _crd_cells(cols: list[dict[str, Any]], obj: dict[str, Any]) -> list[Any]:
+def _crd_cells(
+    cols: list[dict[str, Any]], obj: dict[str, Any], now: datetime.datetime
+) -> list[Any]:
     cells: list[Any] = []
     for col in cols:
         try:
@@ -599,7 +605,8 @@ def _crd_cells(cols: list[dict[str, Any]], obj: dict[str, Any]) -> list[Any]:
         except JSONPathError:
             logger.debug("bad printer column jsonPath %r", col.get("jsonPath"))
             results = []
-        cells.append(_cell(str(col.get("type", "string")), results[0]) if results else None)
+        col_type = str(col.get("type", "string"))
+        cells.append(_cell(col_type, results[0], now) if results else None)
     return cells
 
 
@@ -625,8 +632,8 @@ def to_table(
     """A ``meta.k8s.io/v1`` Table for one object or a list of ``rt`` objects.
 
     ``include_object`` is the ``includeObject`` query parameter: ``Metadata``
-    (default), ``Object`` or ``None``. ``now`` (for built-ins' pre-rendered
-    ages) defaults to the current time.
+    (default), ``Object`` or ``None``. ``now`` (for the server-rendered ages)
+    defaults to the current time.
     """
     now = now or datetime.datetime.now(datetime.UTC)
     is_list = isinstance(obj.get("items"), list)
@@ -655,7 +662,7 @@ def to_table(
         ]
 
         def cells(o: dict[str, Any]) -> list[Any]:
-            return _crd_cells(printer_cols, o)
+            return _crd_cells(printer_cols, o, now)
     else:
         extra_cols, cell_fn = _builtin_columns(rt)
         columns = [_name_column(), *extra_cols]

@@ -56,9 +56,12 @@ def widget(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
+NOW = datetime.datetime(2024, 1, 1, 0, 5, 0, tzinfo=datetime.UTC)
+
+
 def test_crd_columns_and_cells() -> None:
     obj = widget("a", size=3, ratio=0.5, on=True, ports=[{"port": 80, "name": "http"}])
-    table = to_table(WIDGET, obj)
+    table = to_table(WIDGET, obj, now=NOW)
     assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
     names = [c["name"] for c in table["columnDefinitions"]]
     assert names == ["Name", "Ready", "Size", "Ratio", "On", "Ports", "Age"]
@@ -73,7 +76,7 @@ def test_crd_columns_and_cells() -> None:
         0.5,
         True,
         '[{"name":"http","port":80}]',
-        "2024-01-01T00:00:00Z",
+        "5m",
     ]
     assert row["object"] == {
         "kind": "PartialObjectMetadata",
@@ -120,15 +123,25 @@ def test_list_with_metadata_and_include_object() -> None:
 def test_crd_without_columns_gets_age() -> None:
     rt = ResourceType(group="example.com", version="v1", kind="Widget", plural="widgets",
                       schema={"type": "object"}, crd_name="widgets.example.com")  # fmt: skip
-    table = to_table(rt, widget("a"))
+    table = to_table(rt, widget("a"), now=NOW)
     assert [(c["name"], c["type"]) for c in table["columnDefinitions"]] == [
         ("Name", "string"),
         ("Age", "date"),
     ]
-    assert table["rows"][0]["cells"] == ["a", "2024-01-01T00:00:00Z"]
+    assert table["rows"][0]["cells"] == ["a", "5m"]
+    bad = widget("b")
+    bad["metadata"]["creationTimestamp"] = "yesterday"
+    assert to_table(rt, bad, now=NOW)["rows"][0]["cells"] == ["b", "<invalid>"]
 
 
-NOW = datetime.datetime(2024, 1, 1, 0, 5, 0, tzinfo=datetime.UTC)
+def test_crd_table_created_at() -> None:
+    rt = ResourceType(group="apiextensions.k8s.io", version="v1",
+                      kind="CustomResourceDefinition", plural="customresourcedefinitions",
+                      namespaced=False)  # fmt: skip
+    crd = {"metadata": {"name": "x.example.com", "creationTimestamp": "2024-01-01T00:00:00Z"}}
+    table = to_table(rt, crd, now=NOW)
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Created At"]
+    assert table["rows"][0]["cells"] == ["x.example.com", "2024-01-01T00:00:00Z"]
 
 
 def test_builtin_deployment_columns() -> None:
