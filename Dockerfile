@@ -2,7 +2,7 @@
 #   docker build -t pycontroller/balancer-controller:0.1.0 .
 # Two stages: the wheel is built with the full toolchain, the runtime image
 # only gets the installed package, runs as an unprivileged user and needs no
-# writable root filesystem (deploy/deployment.yaml mounts /tmp).
+# writable root filesystem (deploy/07-deployment.yaml mounts /tmp).
 FROM python:3.11-slim AS build
 WORKDIR /src
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -24,5 +24,5 @@ RUN pip install --no-index --find-links /wheels pycontroller orjson \
 WORKDIR /app
 COPY crds ./crds
 USER 65532:65532
-# Flags (deploy/deployment.yaml): --leader-elect, --metrics-bind-address, ...
+# Flags (deploy/07-deployment.yaml): --leader-elect, --metrics-bind-address, ...
 ENTRYPOINT ["python", "-m", "controllers.balancer"]

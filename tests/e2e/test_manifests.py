@@ -1,0 +1,360 @@
+"""Every manifest in ``crds/`` and ``deploy/`` is valid Kubernetes, agrees
+with the code, and ``kubectl apply`` accepts it (against the embedded API
+server).
+
+* Built-in kinds (and the CRD itself, an apiextensions.k8s.io/v1 object)
+  validate against the official Kubernetes OpenAPI schemas shipped by
+  ``kubernetes-validate`` (strict: unknown fields are errors), for
+  ``K8S_VERSION``.
+* Balancer objects (the samples) validate against ``crds/balancer.yaml``'s
+  own ``openAPIV3Schema`` with ``jsonschema``; invalid Balancers do not.
+* The CRD's names, patterns and length bounds are the ones
+  ``controllers.balancer`` uses; RBAC has no wildcards; the Deployment's
+  flags parse with the controller's own CLI parser.
+* ``kubectl apply`` of the CRD, ``deploy/`` (files and ``-k``) and the
+  samples succeeds against ``pycontroller.testing.APIServer``, which then
+  serves Balancers through the CRD (short name, validation, defaults).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from controllers.balancer import names
+
+REPO = Path(__file__).resolve().parents[2]
+CRD_FILE = REPO / "crds" / "balancer.yaml"
+SAMPLES = REPO / "crds" / "samples"
+DEPLOY = REPO / "deploy"
+#: Kubernetes version whose schemas the manifests must satisfy (the newest
+#: minor our oldest supported cluster could be asked to run is older; these
+#: manifests use nothing newer than 1.25 except CEL validation rules, GA in 1.29).
+K8S_VERSION = "1.32.0"
+
+
+def _docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def _manifest_files() -> list[Path]:
+    return sorted(REPO.glob("crds/**/*.yaml")) + sorted(DEPLOY.glob("*.yaml"))
+
+
+MANIFESTS = [
+    (f"{path.relative_to(REPO)}#{i}", doc)
+    for path in _manifest_files()
+    for i, doc in enumerate(_docs(path))
+]
+
+
+def _crd() -> dict[str, Any]:
+    (crd,) = _docs(CRD_FILE)
+    return crd
+
+
+def _balancer_schema() -> dict[str, Any]:
+    (version,) = _crd()["spec"]["versions"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def _balancer_errors(balancer: dict[str, Any]) -> list[str]:
+    validator = jsonschema.Draft7Validator(_balancer_schema())
+    return [
+        f"{'.'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator.iter_errors(balancer)
+    ]
+
+
+# --- schemas -------------------------------------------------------------------
+
+
+def test_every_manifest_directory_is_covered() -> None:
+    paths = {name.split("#")[0] for name, _ in MANIFESTS}
+    assert "crds/balancer.yaml" in paths
+    assert {"crds/samples/balancer.yaml", "crds/samples/http-echo.yaml"} <= paths
+    assert len([p for p in paths if p.startswith("deploy/")]) >= 8
+
+
+@pytest.mark.parametrize(("name", "doc"), MANIFESTS, ids=[m[0] for m in MANIFESTS])
+def test_manifest_is_valid(name: str, doc: dict[str, Any]) -> None:
+    if doc["apiVersion"] == names.API_VERSION:
+        assert doc["kind"] == names.KIND
+        assert _balancer_errors(doc) == []
+        return
+    try:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as err:
+        path = ".".join(map(str, err.path))
+        pytest.fail(f"{name}: {path}: {err.message}")
+
+
+def test_deploy_holds_only_manifests_and_the_kustomization() -> None:
+    # `kubectl apply -f deploy/` reads *.yaml/*.yml/*.json: only Kubernetes
+    # objects may have those extensions (the kustomization is "Kustomization").
+    files = sorted(p.name for p in DEPLOY.iterdir())
+    assert [f for f in files if not f.endswith(".yaml")] == ["Kustomization"]
+
+
+def test_kustomization_lists_every_deploy_manifest_in_apply_order() -> None:
+    kustomization = yaml.safe_load((DEPLOY / "Kustomization").read_text())
+    assert kustomization["kind"] == "Kustomization"
+    listed = kustomization["resources"]
+    assert listed == sorted(p.name for p in DEPLOY.glob("*.yaml"))
+    # plain `kubectl apply -f deploy/` goes in file-name order: Namespace first
+    assert _docs(DEPLOY / listed[0])[0]["kind"] == "Namespace"
+
+
+# --- the CRD agrees with the code -----------------------------------------------
+
+
+def test_crd_names() -> None:
+    crd = _crd()
+    assert crd["metadata"]["name"] == names.CRD_NAME
+    spec = crd["spec"]
+    assert spec["group"] == names.GROUP
+    assert spec["scope"] == "Namespaced"
+    assert spec["names"] == {
+        "kind": names.KIND,
+        "listKind": names.LIST_KIND,
+        "plural": names.PLURAL,
+        "singular": names.SINGULAR,
+        "shortNames": [names.SHORT_NAME],
+    }
+    (version,) = spec["versions"]
+    assert (version["name"], version["served"], version["storage"]) == (names.VERSION, True, True)
+    # status only: the Go CRD's scale subresource pointed at nothing (prior-art B9)
+    assert version["subresources"] == {"status": {}}
+    columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
+    assert columns == {
+        "Active": ".status.activeBackendsNum",
+        "Obsolete": ".status.obsoleteBackendsNum",
+        "Reconciled": '.status.conditions[?(@.type=="Reconciled")].status',
+        "Age": ".metadata.creationTimestamp",
+    }
+
+
+def test_crd_bounds_match_the_controller() -> None:
+    spec = _balancer_schema()["properties"]["spec"]
+    backend = spec["properties"]["backends"]["items"]["properties"]
+    port = spec["properties"]["ports"]["items"]["properties"]
+    dns1035 = "^[a-z]([-a-z0-9]*[a-z0-9])?$"
+    assert backend["name"]["pattern"] == dns1035
+    assert backend["name"]["maxLength"] == names.MAX_BACKEND_NAME_LENGTH
+    assert port["name"]["pattern"] == dns1035
+    assert port["name"]["maxLength"] == names.DNS_LABEL_MAX_LENGTH
+    assert port["protocol"] == {
+        "description": "TCP or UDP.",
+        "type": "string",
+        "enum": ["TCP", "UDP"],
+        "default": "TCP",
+    }
+    assert (port["port"]["minimum"], port["port"]["maximum"]) == (1, 65535)
+    assert port["targetPort"]["x-kubernetes-int-or-string"] is True
+    for field in ("backends", "ports"):
+        assert spec["properties"][field]["x-kubernetes-list-type"] == "map"
+        assert spec["properties"][field]["x-kubernetes-list-map-keys"] == ["name"]
+        assert "name" in spec["properties"][field]["items"]["required"]
+    rules = " ".join(r["rule"] for r in _balancer_schema()["x-kubernetes-validations"])
+    assert f"<= {names.MAX_NAME_AND_BACKEND_LENGTH}" in rules
+    assert dns1035 in rules
+
+
+def test_status_schema() -> None:
+    status = _balancer_schema()["properties"]["status"]["properties"]
+    assert {"activeBackendsNum", "obsoleteBackendsNum", "observedGeneration", "conditions"} <= set(
+        status
+    )
+    conditions = status["conditions"]
+    assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+    assert conditions["items"]["properties"]["status"]["enum"] == ["True", "False", "Unknown"]
+    reason = re.compile(conditions["items"]["properties"]["reason"]["pattern"])
+    for constant in (
+        names.REASON_RECONCILE_SUCCEEDED,
+        names.REASON_RECONCILE_FAILED,
+        names.REASON_INVALID_SPEC,
+    ):
+        assert reason.fullmatch(constant)
+
+
+INVALID_BALANCERS = [
+    ("protocol-lowercase", ["spec", "ports", 0, "protocol"], "tcp"),
+    ("protocol-sctp", ["spec", "ports", 0, "protocol"], "SCTP"),
+    ("port-zero", ["spec", "ports", 0, "port"], 0),
+    ("port-too-big", ["spec", "ports", 0, "port"], 65536),
+    ("port-name-upper", ["spec", "ports", 0, "name"], "HTTP"),
+    ("weight-zero", ["spec", "backends", 0, "weight"], 0),
+    ("backend-name-injection", ["spec", "backends", 0, "name"], "v1-backend:80;server x:22;#"),
+    ("backend-name-too-long", ["spec", "backends", 0, "name"], "b" * 54),
+    ("no-backends", ["spec", "backends"], []),
+    ("no-ports", ["spec", "ports"], []),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "value"), [c[1:] for c in INVALID_BALANCERS], ids=[c[0] for c in INVALID_BALANCERS]
+)
+def test_schema_rejects_invalid_balancers(path: list[Any], value: Any) -> None:
+    (balancer,) = _docs(SAMPLES / "balancer.yaml")
+    node: Any = balancer
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    assert _balancer_errors(balancer)
+
+
+def test_schema_requires_port_and_backend_names() -> None:
+    (sample,) = _docs(SAMPLES / "balancer.yaml")
+    for field in ("ports", "backends"):
+        balancer = copy.deepcopy(sample)
+        del balancer["spec"][field][0]["name"]
+        assert any("'name' is a required property" in e for e in _balancer_errors(balancer))
+
+
+# --- deploy/ agrees with the controller --------------------------------------------
+
+
+def _deploy_objects() -> dict[tuple[str, str], dict[str, Any]]:
+    out = {}
+    for path in DEPLOY.glob("*.yaml"):
+        for doc in _docs(path):
+            out[(doc["kind"], doc["metadata"]["name"])] = doc
+    return out
+
+
+def test_rbac_is_exact_and_has_no_wildcards() -> None:
+    objects = _deploy_objects()
+    role = objects[("ClusterRole", "balancer-controller")]
+    grants = {
+        (group, resource): sorted(rule["verbs"])
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    crud = sorted(["create", "get", "list", "watch", "update", "patch", "delete"])
+    assert grants == {
+        (names.GROUP, "balancers"): ["get", "list", "watch"],
+        (names.GROUP, "balancers/status"): ["get", "patch", "update"],
+        (names.GROUP, "balancers/finalizers"): ["update"],
+        ("", "services"): crud,
+        ("", "configmaps"): crud,
+        ("apps", "deployments"): crud,
+        ("", "events"): ["create", "patch"],
+    }
+    for obj in objects.values():
+        for rule in obj.get("rules", []):
+            for key in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule[key], (obj["metadata"]["name"], rule)
+    lease_role = objects[("Role", "balancer-leader-election")]
+    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}.items() <= (
+        lease_role["rules"][0].items()
+    )
+    assert sorted(lease_role["rules"][0]["verbs"]) == ["create", "get", "update"]
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        binding = next(o for (k, _), o in objects.items() if k == kind)
+        assert binding["subjects"] == [
+            {
+                "kind": "ServiceAccount",
+                "name": "balancer-controller",
+                "namespace": "balancer-system",
+            }
+        ]
+
+
+def test_deployment_flags_parse_and_probes_match() -> None:
+    main = pytest.importorskip("controllers.balancer.__main__")
+    deployment = _deploy_objects()[("Deployment", "balancer-controller")]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = main.parse_args(container["args"])
+    assert args.leader_elect is True
+    assert args.leader_election_namespace == "balancer-system"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert args.health_probe_bind_address == f":{ports['health']}"
+    assert args.metrics_bind_address == f":{ports['metrics']}"
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert container["resources"]["requests"]
+    assert pod["serviceAccountName"] == "balancer-controller"
+    metrics = _deploy_objects()[("Service", "balancer-controller-metrics")]
+    assert metrics["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+# --- kubectl apply against the embedded API server ------------------------------------
+
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.fixture
+def kubectl(tmp_path: Path) -> Any:
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (hack/install-deps.sh installs it)")
+    testing = pytest.importorskip("pycontroller.testing")
+    with testing.APIServer() as server:
+        kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+
+        def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+            done = subprocess.run(
+                [str(KUBECTL), "--kubeconfig", kubeconfig, *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            if check:
+                assert done.returncode == 0, f"kubectl {' '.join(args)}:\n{done.stderr}"
+            return done
+
+        yield run
+
+
+def test_kubectl_applies_everything(kubectl: Any) -> None:
+    applied = kubectl("apply", "-f", str(REPO / "crds"), "-f", str(DEPLOY)).stdout
+    assert len(applied.splitlines()) == 1 + len(list(DEPLOY.glob("*.yaml")))
+    kubectl("wait", "--for=condition=Established", f"crd/{names.CRD_NAME}", "--timeout=30s")
+    kubectl("apply", "-k", str(DEPLOY))  # the kustomization too (idempotent re-apply)
+    kubectl("apply", "-f", str(SAMPLES))
+
+    blc = json.loads(kubectl("get", names.SHORT_NAME, "balancer-sample", "-o", "json").stdout)
+    assert blc["kind"] == names.KIND
+    assert [b["weight"] for b in blc["spec"]["backends"]] == [40, 20, 40]
+    role = json.loads(kubectl("get", "clusterrole", "balancer-controller", "-o", "json").stdout)
+    assert role["rules"]
+    pods = json.loads(kubectl("get", "pods", "-l", "app=test", "-o", "json").stdout)
+    assert sorted(p["metadata"]["name"] for p in pods["items"]) == ["echo-v1", "echo-v2", "echo-v3"]
+    deployment = kubectl("-n", "balancer-system", "get", "deployment", "balancer-controller")
+    assert "balancer-controller" in deployment.stdout
+
+
+def test_kubectl_enforces_the_crd_schema(kubectl: Any, tmp_path: Path) -> None:
+    kubectl("apply", "-f", str(CRD_FILE))
+    kubectl("wait", "--for=condition=Established", f"crd/{names.CRD_NAME}", "--timeout=30s")
+    (balancer,) = _docs(SAMPLES / "balancer.yaml")
+    del balancer["spec"]["ports"][0]["protocol"]
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(yaml.safe_dump(balancer))
+    kubectl("apply", "-f", str(ok))
+    stored = json.loads(kubectl("get", "balancer", "balancer-sample", "-o", "json").stdout)
+    assert stored["spec"]["ports"][0]["protocol"] == "TCP"  # the CRD default
+
+    balancer["metadata"]["name"] = "bad"
+    balancer["spec"]["ports"][0]["protocol"] = "tcp"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(balancer))
+    done = kubectl("apply", "-f", str(bad), check=False)
+    assert done.returncode != 0
+    assert "protocol" in done.stderr
