@@ -256,8 +256,9 @@ class PrometheusMetricsProvider:
     ``set_global_metrics_provider(PrometheusMetricsProvider())``. The collectors
     are registered in ``registry`` on first use of that registry and reused by
     every later provider for the same registry, so constructing it twice is
-    safe. Registering workqueue metrics with the same names through some other
-    means into the same registry raises prometheus-client's duplicate error.
+    safe. A collector of the same type already registered under a workqueue
+    metric name (this module loaded twice) is reused; one of another type makes
+    the constructor raise prometheus-client's duplicate-name ``ValueError``.
     """
 
     def __init__(

@@ -370,3 +370,20 @@ def test_public_api() -> None:
     }
     for name in wq.__all__:
         assert getattr(wq, name) is not None
+
+
+def test_collectors_already_in_registry_are_reused() -> None:
+    """A second copy of the metrics module (reload, importlib) must not crash on registration."""
+    from pycontroller.workqueue.metrics import _PrometheusCollectors
+
+    registry = CollectorRegistry()
+    first = PrometheusMetricsProvider(registry)
+    second_copy = _PrometheusCollectors(registry)  # what a reloaded module would build
+    assert second_copy.depth is first._c.depth
+    assert second_copy.adds is first._c.adds
+    assert second_copy.retries is first._c.retries
+
+    clash = CollectorRegistry()
+    prometheus_client.Counter("workqueue_depth", "not a gauge", registry=clash)
+    with pytest.raises(ValueError):
+        PrometheusMetricsProvider(clash)
