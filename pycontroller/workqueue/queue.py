@@ -112,7 +112,9 @@ class Queue:
     def __len__(self) -> int:
         """Number of items waiting to be handed out (not those being processed).
 
-        Informational: by the time the caller looks, it may have changed.
+        Informational: by the time the caller looks, it may have changed. Like
+        any container, an empty queue is falsy: test a missing queue with
+        ``is None``, not ``queue or default``.
         """
         return len(self._queue)
 
