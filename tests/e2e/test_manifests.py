@@ -222,6 +222,76 @@ def test_schema_requires_port_and_backend_names() -> None:
         assert any("'name' is a required property" in e for e in _balancer_errors(balancer))
 
 
+# --- the CRD's CEL rules (x-kubernetes-validations) -----------------------------------
+
+
+def _cel(rule: str, value: Any) -> bool:
+    """Evaluate a CEL rule with ``self`` bound to ``value`` (cel-python)."""
+    celpy = pytest.importorskip("celpy")
+    env = celpy.Environment()
+    program = env.program(env.compile(rule))
+    return bool(program.evaluate({"self": celpy.json_to_cel(value)}))
+
+
+def _rules(schema: dict[str, Any]) -> list[str]:
+    return [r["rule"] for r in schema.get("x-kubernetes-validations", [])]
+
+
+def _root_ok(balancer: dict[str, Any]) -> bool:
+    return all(_cel(rule, balancer) for rule in _rules(_balancer_schema()))
+
+
+def _ports_ok(ports: list[dict[str, Any]]) -> bool:
+    schema = _balancer_schema()["properties"]["spec"]["properties"]["ports"]
+    return all(_cel(rule, ports) for rule in _rules(schema))
+
+
+def test_cel_rules_accept_the_samples_and_golden_cases() -> None:
+    balancers = [_docs(SAMPLES / "balancer.yaml")[0]]
+    golden = REPO / "tests" / "unit" / "balancer" / "golden"
+    balancers += [_docs(p)[0] for p in sorted(golden.glob("*/balancer.yaml"))]
+    for balancer in balancers:
+        assert _root_ok(balancer), balancer["metadata"]["name"]
+        assert _ports_ok(balancer["spec"]["ports"]), balancer["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    ("name", "backend", "ok"),
+    [
+        ("n" * 14, "b" * 40, True),  # 63-character Service name
+        ("n" * 15, "b" * 40, False),  # 64
+        ("balancer-sample", "v1", True),
+        ("1balancer", "v1", False),  # not DNS-1035: the front Service could not exist
+        ("bal.ancer", "v1", False),
+        ("n" * 64, "v", False),
+    ],
+)
+def test_cel_rules_bound_the_names(name: str, backend: str, ok: bool) -> None:
+    (balancer,) = _docs(SAMPLES / "balancer.yaml")
+    balancer["metadata"]["name"] = name
+    balancer["spec"]["backends"][0]["name"] = backend
+    assert _root_ok(balancer) is ok
+
+
+@pytest.mark.parametrize(
+    ("ports", "ok"),
+    [
+        ([{"name": "a", "port": 53, "protocol": "UDP"}, {"name": "b", "port": 53}], True),
+        ([{"name": "a", "port": 80}, {"name": "b", "port": 80, "protocol": "TCP"}], False),
+        (
+            [
+                {"name": "a", "port": 53, "protocol": "UDP"},
+                {"name": "b", "port": 53, "protocol": "UDP"},
+            ],
+            False,
+        ),
+        ([{"name": "a", "port": 80}, {"name": "b", "port": 81}], True),
+    ],
+)
+def test_cel_rule_unique_port_and_protocol(ports: list[dict[str, Any]], ok: bool) -> None:
+    assert _ports_ok(ports) is ok
+
+
 # --- deploy/ agrees with the controller --------------------------------------------
 
 
