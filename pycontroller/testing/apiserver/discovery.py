@@ -118,9 +118,8 @@ def _subresources(rt: ResourceType) -> list[tuple[str, dict[str, str], list[str]
     gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
     if rt.has_status:
         subs.append(("status", gvk, ["get", "patch", "update"]))
-    if rt.extra.get("scale"):
-        scale = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-        subs.append(("scale", scale, ["get", "patch", "update"]))
+    # A CRD's `scale` subresource (kept in rt.extra["scale"]) is not served by
+    # the embedded server, so it is not advertised: `kubectl scale` would 404.
     return subs
 
 
