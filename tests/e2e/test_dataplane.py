@@ -147,6 +147,7 @@ class Topology:
         self.etc = Path("/etc/netns") / self.nginx_ns
         self.tmp = tmp_path
         self.procs: list[subprocess.Popen[str]] = []
+        self.created_etc_netns = False
 
     def backend_address(self, i: int) -> str:
         return f"10.{self.subnet}.{i}.2"
@@ -169,6 +170,7 @@ class Topology:
             _run("ip", "-n", self.nginx_ns, "link", "set", "dev", f"v{i}", "up")
             _run("ip", "-n", ns, "addr", "add", f"{self.backend_address(i)}/24", "dev", "eth0")
             _run("ip", "-n", ns, "link", "set", "dev", "eth0", "up")
+        self.created_etc_netns = not self.etc.parent.exists()
         self.etc.mkdir(parents=True, exist_ok=True)
         (self.etc / "hosts").write_text(nginx_util.hosts_text(hosts))
 
@@ -202,6 +204,9 @@ class Topology:
                     os.kill(int(pid), signal.SIGKILL)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         shutil.rmtree(self.etc, ignore_errors=True)
+        if self.created_etc_netns:
+            with contextlib.suppress(OSError):
+                self.etc.parent.rmdir()  # only if empty
 
 
 @pytest.fixture
