@@ -32,7 +32,14 @@ from pycontroller.testing.apiserver.schema import field_path, go_value, validate
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["crd_to_resource_types", "established_status", "storage_version", "validate_crd"]
+__all__ = [
+    "accepted_names",
+    "crd_to_resource_types",
+    "default_crd",
+    "established_status",
+    "storage_version",
+    "validate_crd",
+]
 
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(
@@ -154,6 +161,26 @@ def crd_to_resource_types(crd: dict[str, Any]) -> list[ResourceType]:
             )
         )
     return out
+
+
+def default_crd(crd: dict[str, Any]) -> None:
+    """Apply apiextensions/v1 defaulting to ``crd`` in place (the one exception
+    to "inputs are never mutated"; call it on the object being stored):
+    ``spec.names.singular`` (lower-case kind), ``spec.names.listKind``
+    (``<Kind>List``) and ``spec.conversion.strategy: None``, as
+    ``SetDefaults_CustomResourceDefinitionSpec`` does."""
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return
+    names = spec.get("names")
+    if isinstance(names, dict):
+        kind = names.get("kind")
+        if not names.get("singular") and isinstance(kind, str):
+            names["singular"] = kind.lower()
+        if not names.get("listKind") and isinstance(kind, str) and kind:
+            names["listKind"] = f"{kind}List"
+    if spec.get("conversion") is None:
+        spec["conversion"] = {"strategy": "None"}
 
 
 # --------------------------------------------------------------------------

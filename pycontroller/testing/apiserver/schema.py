@@ -7,7 +7,9 @@ stored, in the same order:
    dropped, except where ``x-kubernetes-preserve-unknown-fields: true`` says
    to keep them (only at that level: specified properties below it are still
    pruned), under ``additionalProperties``, and ``apiVersion``/``kind``/
-   ``metadata`` at the root and in ``x-kubernetes-embedded-resource`` objects.
+   ``metadata`` at the root and in ``x-kubernetes-embedded-resource`` objects
+   (whatever the schema says about them; ``metadata`` keeps only ObjectMeta's
+   fields).
    ``null`` values of non-nullable properties are dropped unless the property
    has a default (then the default replaces the null).
 2. **Defaulting** (``structuraldefaulting``): a missing property with a
@@ -66,6 +68,26 @@ PathPart = str | int
 
 # Fields that always survive pruning at the root and in embedded resources.
 _ROOT_KEEP = ("apiVersion", "kind", "metadata")
+# ObjectMeta's JSON fields: anything else in a custom object's metadata is dropped.
+_OBJECT_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
 
 _PRESERVE = "x-kubernetes-preserve-unknown-fields"
 _EMBEDDED = "x-kubernetes-embedded-resource"
@@ -226,6 +248,16 @@ def _prune_object(
     for key in list(obj):
         value = obj[key]
         sub_path = [*path, key]
+        if key in keep_always:
+            # Never pruned by the schema (kubebuilder CRDs say `metadata: {type:
+            # object}`); metadata is coerced to ObjectMeta's fields instead.
+            if key == "metadata" and isinstance(value, dict):
+                for mkey in list(value):
+                    if mkey not in _OBJECT_META_FIELDS:
+                        dropped.append("." + field_path([*sub_path, mkey]))
+                        if mutate:
+                            del value[mkey]
+            continue
         if key in props:
             prop = props[key]
             if value is None and not prop.get("nullable") and "default" not in prop:
@@ -234,8 +266,6 @@ def _prune_object(
                     del obj[key]
                 continue
             _prune_value(value, prop, sub_path, dropped, mutate=mutate)
-        elif key in keep_always:
-            continue
         elif isinstance(addl, dict):
             _prune_value(value, addl, sub_path, dropped, mutate=mutate)
         elif addl is True or preserve:

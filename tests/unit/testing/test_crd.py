@@ -7,6 +7,7 @@ from typing import Any
 
 from pycontroller.testing.apiserver.crd import (
     crd_to_resource_types,
+    default_crd,
     established_status,
     validate_crd,
 )
@@ -241,3 +242,15 @@ def test_duplicate_version_names() -> None:
     crd = make_crd()
     crd["spec"]["versions"][1]["name"] = "v1"
     assert fields(crd)["spec.versions[1].name"]["reason"] == "FieldValueDuplicate"
+
+
+def test_default_crd() -> None:
+    crd = make_crd()
+    default_crd(crd)
+    assert crd["spec"]["names"]["singular"] == "widget"
+    assert crd["spec"]["names"]["listKind"] == "WidgetList"
+    assert crd["spec"]["conversion"] == {"strategy": "None"}
+    crd["spec"]["names"]["singular"] = "wdg"
+    default_crd(crd)
+    assert crd["spec"]["names"]["singular"] == "wdg"
+    assert validate_crd(crd) == []

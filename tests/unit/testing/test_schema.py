@@ -417,3 +417,25 @@ def test_helpers() -> None:
     assert go_value("a") == '"a"'
     assert go_value(None) == '"null"'
     assert go_value({"b": 1, "a": "x"}) == 'map[string]interface {}{"a":"x", "b":1}'
+
+
+def test_root_metadata_never_pruned_by_schema_but_coerced_to_object_meta() -> None:
+    rt = ResourceType(
+        group="example.com",
+        version="v1",
+        kind="Thing",
+        plural="things",
+        schema={
+            "type": "object",
+            "properties": {"metadata": {"type": "object"}, "spec": {"type": "object"}},
+        },
+        crd_name="things.example.com",
+    )
+    o = {
+        "apiVersion": "example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "t", "labels": {"a": "b"}, "bogus": 1},
+    }
+    assert unknown_fields(rt, o) == [".metadata.bogus"]
+    assert validate_custom_object(rt, o) == []
+    assert o["metadata"] == {"name": "t", "labels": {"a": "b"}}
