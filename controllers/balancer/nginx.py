@@ -61,6 +61,20 @@ def _int(value: Any, field: str, low: int, high: int) -> int:
     return int(value)
 
 
+def _object(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{field}: must be an object")
+    return value
+
+
+def _objects(value: Any, field: str) -> list[Mapping[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{field}: must be a list")
+    return [_object(item, f"{field}[{i}]") for i, item in enumerate(value)]
+
+
 def _protocol(port: Mapping[str, Any], field: str) -> str:
     protocol = port.get("protocol") or "TCP"
     if protocol not in ("TCP", "UDP"):
@@ -84,16 +98,18 @@ def render(balancer: dict[str, Any]) -> str:
     """Return the nginx.conf text for ``balancer`` (a Balancer object as the
     API server returns it, or as loaded from YAML).
 
-    Raises ``ValueError`` if a name that would reach the text is not a
+    Raises ``ValueError`` (never another exception, whatever the input's
+    shape) if ``metadata``/``spec`` or an item is not an object, a list
+    field is not a list, a name that would reach the text is not a
     DNS-1035 label, a port or weight is not an in-range integer, or a
     protocol is not TCP/UDP (missing protocol means TCP, as in the CRD's
     default). Duplicate names/ports are not checked here (nginx would reject
     them, it cannot be injected through them): that is ``validate()``'s job.
     """
-    name = _label(balancer.get("metadata", {}).get("name"), "metadata.name")
-    spec = balancer.get("spec") or {}
-    ports = spec.get("ports") or []
-    backends = spec.get("backends") or []
+    name = _label(_object(balancer.get("metadata"), "metadata").get("name"), "metadata.name")
+    spec = _object(balancer.get("spec"), "spec")
+    ports = _objects(spec.get("ports"), "spec.ports")
+    backends = _objects(spec.get("backends"), "spec.backends")
 
     hosts: list[tuple[str, int]] = []
     for i, backend in enumerate(backends):

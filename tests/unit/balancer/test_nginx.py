@@ -132,3 +132,19 @@ def test_rejects_too_long_backend_service_name(sample: dict[str, Any]) -> None:
     sample["spec"]["backends"][0]["name"] = "b" * 50  # "balancer-sample-" + 50 + "-backend" > 63
     with pytest.raises(ValueError, match=r"spec\.backends\[0\]\.name"):
         render(sample)
+
+
+@pytest.mark.parametrize(
+    "balancer",
+    [
+        {},
+        {"metadata": None, "spec": {}},
+        {"metadata": {"name": "n"}, "spec": None},
+        {"metadata": {"name": "n"}, "spec": {"ports": {"name": "p"}}},
+        {"metadata": {"name": "n"}, "spec": {"backends": ["v1"]}},
+        {"metadata": {"name": "n"}, "spec": {"ports": [None]}},
+    ],
+)
+def test_malformed_input_raises_value_error(balancer: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        render(balancer)
