@@ -4,6 +4,8 @@ purity and refusal of anything that could inject nginx syntax."""
 from __future__ import annotations
 
 import copy
+import random
+import re
 from typing import Any
 
 import pytest
@@ -148,3 +150,52 @@ def test_rejects_too_long_backend_service_name(sample: dict[str, Any]) -> None:
 def test_malformed_input_raises_value_error(balancer: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         render(balancer)
+
+
+_LINE = re.compile(
+    r"events \{|    worker_connections 1024;|\}|stream \{|"
+    r"server \{|    listen [0-9]{1,5} (udp)?;|    proxy_pass upstream_[a-z][-a-z0-9]*;|"
+    r"upstream upstream_[a-z][-a-z0-9]* \{|    server [a-z][-a-z0-9]*:[0-9]{1,5} weight=[0-9]+;|"
+)
+
+
+def test_fuzz_output_is_always_within_the_grammar() -> None:
+    # Whatever render() accepts produces only the line shapes above: no
+    # input can add a directive, a block or a comment. Seeded: deterministic.
+    rng = random.Random(20241122)
+    alphabet = "abcz09-_.;{}# \n\t:'\"/\\AZ"
+
+    def text() -> str:
+        if rng.random() < 0.5:
+            return rng.choice(["a", "v1", "http", "x-y", "b" * 40])
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+    def number() -> Any:
+        return rng.choice([80, 53, 1, 65535, 0, -1, 70000, "80", "1;", None, True, 2.5])
+
+    rendered = 0
+    for _ in range(3000):
+        balancer = {
+            "metadata": {"name": text()},
+            "spec": {
+                "backends": [
+                    {"name": text(), "weight": number()} for _ in range(rng.randint(0, 3))
+                ],
+                "ports": [
+                    {
+                        "name": text(),
+                        "port": number(),
+                        "protocol": rng.choice(["TCP", "UDP", None, "tcp", "UDP;"]),
+                    }
+                    for _ in range(rng.randint(0, 3))
+                ],
+            },
+        }
+        try:
+            out = render(balancer)
+        except ValueError:
+            continue
+        rendered += 1
+        for line in out.split("\n")[:-1]:
+            assert _LINE.fullmatch(line), (line, balancer)
+    assert rendered > 100  # the property was exercised, not vacuously true
