@@ -15,6 +15,8 @@
   as kube's printers send) plus the most used kind-specific columns
   (Deployment READY/UP-TO-DATE/AVAILABLE, Service TYPE/CLUSTER-IP/...,
   Pod READY/STATUS/RESTARTS, ...). Wide-only columns have ``priority: 1``.
+  Events use kube's event columns (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE;
+  no leading Name).
 
 Each row's ``object`` is a ``PartialObjectMetadata`` (``include_object=
 "Metadata"``, the default), the full object (``"Object"``) or ``None``
@@ -485,6 +487,65 @@ def _binding_role(obj: dict[str, Any]) -> str:
     return f"{ref.get('kind', '')}/{ref.get('name', '')}"
 
 
+def _since(ts: Any, now: _Now) -> str:
+    t = _parse_time(ts) if isinstance(ts, str) and ts else None
+    if t is None:
+        return "<unknown>"
+    return human_duration((now - t).total_seconds())
+
+
+def _event_columns() -> list[dict[str, Any]]:
+    return [
+        _column("Last Seen", "string", "Time the latest event occurred."),
+        _column("Type", "string", "Type of this event."),
+        _column("Reason", "string", "Reason why this event was generated."),
+        _column("Object", "string", "The object this Event is about."),
+        _column("Subobject", "string", "The subobject this Event is about.", priority=1),
+        _column("Source", "string", "The component reporting this event.", priority=1),
+        _column("Message", "string", "A human-readable description of the status of this "
+                "operation."),
+        _column("First Seen", "string", "Time the first event occurred.", priority=1),
+        _column("Count", "integer", "The number of times this event has occurred.",
+                priority=1),
+        _column("Name", "string", _NAME_DESCRIPTION, fmt="name", priority=1),
+    ]  # fmt: skip
+
+
+def _event_cells(obj: dict[str, Any], now: _Now) -> list[Any]:
+    """kube's ``printEvent`` (wide) for core/v1 and events.k8s.io/v1 Events."""
+    new_api = "regarding" in obj or "note" in obj or "deprecatedCount" in obj
+    target_ref = obj.get("regarding" if new_api else "involvedObject") or {}
+    first_ts = obj.get("deprecatedFirstTimestamp" if new_api else "firstTimestamp")
+    last_ts = obj.get("deprecatedLastTimestamp" if new_api else "lastTimestamp")
+    first = _since(first_ts, now) if first_ts else _since(obj.get("eventTime"), now)
+    last = _since(last_ts, now) if last_ts else first
+    count = obj.get("deprecatedCount" if new_api else "count") or 0
+    series = obj.get("series")
+    if isinstance(series, dict):
+        last = _since(series.get("lastObservedTime"), now)
+        count = series.get("count", count)
+    elif not count:
+        count = 1
+    kind = str(target_ref.get("kind", "")).lower()
+    target = f"{kind}/{target_ref['name']}" if target_ref.get("name") else kind
+    source = obj.get("deprecatedSource" if new_api else "source") or {}
+    component = source.get("component") or obj.get("reportingController") or ""
+    instance = source.get("host") or obj.get("reportingInstance") or ""
+    message = obj.get("note" if new_api else "message") or ""
+    return [
+        last,
+        obj.get("type", ""),
+        obj.get("reason", ""),
+        target,
+        target_ref.get("fieldPath", ""),
+        f"{component}, {instance}" if instance else component,
+        str(message).strip(),
+        first,
+        int(count),
+        (obj.get("metadata") or {}).get("name", ""),
+    ]
+
+
 def _builtin_columns(rt: ResourceType) -> _Builtin:
     age_col = _column("Age", "string", _AGE_DESCRIPTION)
     created_col = _column("Created At", "date", _AGE_DESCRIPTION)
@@ -648,6 +709,18 @@ def to_table(
         if src_meta.get("remainingItemCount") is not None:
             meta["remainingItemCount"] = src_meta["remainingItemCount"]
 
+    if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
+        # kube's event printer has no leading Name column.
+        columns = _event_columns()
+
+        def cells(o: dict[str, Any]) -> list[Any]:
+            return _event_cells(o, now)
+
+        rows = [
+            {"cells": cells(item), "object": _row_object(item, include_object)} for item in items
+        ]
+        return _table(meta, columns, rows)
+
     if rt.is_crd or rt.schema is not None:
         printer_cols = _crd_columns(rt)
         columns = [_name_column()] + [
@@ -674,6 +747,12 @@ def to_table(
     for item in items:
         name = (item.get("metadata") or {}).get("name", "")
         rows.append({"cells": [name, *cells(item)], "object": _row_object(item, include_object)})
+    return _table(meta, columns, rows)
+
+
+def _table(
+    meta: dict[str, Any], columns: list[dict[str, Any]], rows: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

@@ -162,11 +162,14 @@ def test_builtin_deployment_columns() -> None:
 
 
 def test_builtin_default_columns() -> None:
-    rt = ResourceType(group="", version="v1", kind="Event", plural="events")
-    obj = {"metadata": {"name": "e", "creationTimestamp": "2024-01-01T00:04:30Z"}}
+    rt = ResourceType(group="coordination.k8s.io", version="v1", kind="Lease", plural="leases")
+    obj = {"metadata": {"name": "e", "creationTimestamp": "2024-01-01T00:04:30Z"}, "spec": {}}
     table = to_table(rt, obj, now=NOW)
-    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
-    assert table["rows"][0]["cells"] == ["e", "30s"]
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Holder", "Age"]
+    assert table["rows"][0]["cells"] == ["e", "", "30s"]
+    rt = ResourceType(group="", version="v1", kind="Secret", plural="secrets")
+    obj = {"metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "eA=="}}
+    assert to_table(rt, obj, now=NOW)["rows"][0]["cells"] == ["s", "Opaque", 1, "<unknown>"]
     cm = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps")
     obj = {"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}}
     assert to_table(cm, obj, now=NOW)["rows"][0]["cells"] == ["c", 2, "<unknown>"]
@@ -239,3 +242,53 @@ def test_jsonpath_errors() -> None:
 )
 def test_human_duration(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+def test_core_event_columns() -> None:
+    rt = ResourceType(group="", version="v1", kind="Event", plural="events")
+    ev = {
+        "metadata": {"name": "web.1", "namespace": "default"},
+        "involvedObject": {"kind": "Deployment", "name": "web", "fieldPath": "spec"},
+        "reason": "Synced",
+        "message": "done \n",
+        "type": "Normal",
+        "count": 3,
+        "firstTimestamp": "2024-01-01T00:00:00Z",
+        "lastTimestamp": "2024-01-01T00:04:00Z",
+        "source": {"component": "balancer-controller"},
+    }
+    table = to_table(rt, ev, now=NOW)
+    assert [c["name"] for c in table["columnDefinitions"] if c["priority"] == 0] == [
+        "Last Seen", "Type", "Reason", "Object", "Message",
+    ]  # fmt: skip
+    assert table["rows"][0]["cells"] == [
+        "60s", "Normal", "Synced", "deployment/web", "spec", "balancer-controller", "done",
+        "5m", 3, "web.1",
+    ]  # fmt: skip
+
+
+def test_events_k8s_io_event_columns() -> None:
+    rt = ResourceType(group="events.k8s.io", version="v1", kind="Event", plural="events")
+    ev = {
+        "metadata": {"name": "e2"},
+        "regarding": {"kind": "Pod", "name": "p"},
+        "note": "hello",
+        "reason": "Started",
+        "type": "Warning",
+        "eventTime": "2024-01-01T00:04:50.000000Z",
+        "reportingController": "ctl",
+        "reportingInstance": "ctl-1",
+    }
+    cells = to_table(rt, ev, now=NOW)["rows"][0]["cells"]
+    assert cells == [
+        "10s",
+        "Warning",
+        "Started",
+        "pod/p",
+        "",
+        "ctl, ctl-1",
+        "hello",
+        "10s",
+        1,
+        "e2",
+    ]
