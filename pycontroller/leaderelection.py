@@ -15,7 +15,10 @@ Rules (client-go, see the reference §6):
 - ``leaseTransitions`` grows by one whenever the holder changes.
 - ``on_started_leading(stop_leading)`` runs in its own thread;
   ``stop_leading`` is set when leadership ends (lost or ``stop`` set), so the
-  leading work must watch it and return. ``on_stopped_leading()`` is always
+  leading work must watch it and return. If it raises, leadership ends within
+  a ``retry_period`` (and the lease is released): a leader whose work died
+  must not keep the lease. Returning normally does not end leadership (as in
+  client-go, where it may just start goroutines). ``on_stopped_leading()`` is always
   called when ``run`` returns, even if this candidate never led.
 - With ``release_on_cancel`` the lease is released on the way out
   (holderIdentity "", leaseDurationSeconds 1) so another candidate takes
@@ -38,6 +41,7 @@ from typing import Any, Protocol
 
 import urllib3
 
+from pycontroller.client import ResourceClient
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.errors import ApiError, ConflictError, NotFoundError
 
@@ -122,6 +126,16 @@ class ResourceLock(Protocol):
     def record_event(self, message: str) -> None: ...
 
 
+class LeaseClient(Protocol):
+    """The verbs LeaseLock uses (``ResourceClient`` for coordination.k8s.io/v1 leases)."""
+
+    def get(self, name: str, namespace: str | None = None) -> dict[str, Any]: ...
+
+    def create(self, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]: ...
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class _EventRecorderLike(Protocol):
     def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
 
@@ -134,6 +148,7 @@ class LeaseLock:
     the reply. ``update`` before any successful ``get``/``create`` raises
     RuntimeError("lease not initialized, call get or create first").
     ``labels`` are put on the Lease on create and merged in on update.
+    ``client`` replaces the ResourceClient built from ``api_client`` (tests).
     ``event_recorder`` (optional) receives "<identity> became leader" /
     "<identity> stopped leading" Normal events about the Lease.
     """
@@ -147,11 +162,9 @@ class LeaseLock:
         *,
         labels: Mapping[str, str] | None = None,
         event_recorder: _EventRecorderLike | None = None,
-        client: Any = None,
+        client: LeaseClient | None = None,
     ) -> None:
         if client is None:
-            from pycontroller.client import ResourceClient
-
             client = ResourceClient(api_client, "coordination.k8s.io", "v1", "leases")
         self._client = client
         self.namespace = namespace
@@ -278,6 +291,7 @@ class LeaderElector:
         self._reported_leader = ""
         self._leading = False
         self._started = False
+        self._leading_crashed = threading.Event()
 
     # -- public -----------------------------------------------------------
 
@@ -315,8 +329,9 @@ class LeaderElector:
             if not self._acquire(stop):
                 return
             stop_leading = threading.Event()
+            self._leading_crashed.clear()
             leading = threading.Thread(
-                target=self._on_started_leading,
+                target=self._lead,
                 args=(stop_leading,),
                 name=f"leader-{self.name}",
                 daemon=True,
@@ -341,6 +356,17 @@ class LeaderElector:
                     self.release()
         finally:
             self._on_stopped_leading()
+
+    def _lead(self, stop_leading: threading.Event) -> None:
+        """The leading thread: user code; if it raises, leadership is given up."""
+        try:
+            self._on_started_leading(stop_leading)
+        except BaseException:
+            # Not swallowed (re-raised for threading.excepthook): but a leader
+            # whose work crashed must not keep holding the lease.
+            logger.error("on_started_leading for lease %s raised; giving up leadership", self.name)
+            self._leading_crashed.set()
+            raise
 
     def release(self) -> bool:
         """Give the lease up if we hold it (holder "", leaseDurationSeconds 1). True on success.
@@ -400,6 +426,8 @@ class LeaderElector:
         """Renew every retry_period; return once a renewal misses its deadline or stop is set."""
         try:
             while not stop.is_set():
+                if self._leading_crashed.is_set():
+                    return
                 if not self._renew_once(stop):
                     if stop.is_set():
                         logger.info("Stopping leader election on lease %s", self.lock.describe())
@@ -411,7 +439,7 @@ class LeaderElector:
                         )
                     return
                 logger.debug("Successfully renewed lease %s", self.lock.describe())
-                if self._clock.sleep(self.retry_period, stop):
+                if self._leading_crashed.is_set() or self._clock.sleep(self.retry_period, stop):
                     return
         finally:
             self.lock.record_event("stopped leading")

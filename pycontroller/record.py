@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 import urllib3
 
+from pycontroller.client import ResourceClient
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.errors import AlreadyExistsError, ApiError, NotFoundError
 
@@ -454,8 +455,6 @@ class EventRecorder:
         if not component:
             raise ValueError("component must not be empty")
         if sink is None:
-            from pycontroller.client import ResourceClient
-
             sink = ResourceClient(api_client, "", "v1", "events")
         self.component = component
         self.host = host

@@ -596,3 +596,50 @@ def test_on_stopped_leading_runs_even_if_acquire_raises() -> None:
     with pytest.raises(KeyError):
         le.run(threading.Event())
     assert cb.stopped.is_set()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_crashed_leading_work_gives_up_the_lease() -> None:
+    clock = FakeClock()
+    lock = FakeLock()
+    stopped = threading.Event()
+
+    def crash(stop_leading: threading.Event) -> None:
+        raise RuntimeError("leading work crashed")
+
+    le = LeaderElector(
+        lock,
+        lease_duration=15,
+        renew_deadline=2,
+        retry_period=1,
+        on_started_leading=crash,
+        on_stopped_leading=stopped.set,
+        clock=clock,
+    )
+    stop = threading.Event()
+    t = run_in_thread(le, stop)
+    drive(clock, lambda: not t.is_alive(), step=1)
+    assert stopped.is_set()
+    assert not stop.is_set()
+    assert lock.record is not None and lock.record.holder_identity == ""  # released
+
+
+def test_leading_work_returning_normally_keeps_leading() -> None:
+    clock = FakeClock()
+    lock = FakeLock()
+    le = LeaderElector(
+        lock,
+        lease_duration=15,
+        renew_deadline=2,
+        retry_period=1,
+        on_started_leading=noop_started,
+        on_stopped_leading=noop_stopped,
+        clock=clock,
+    )
+    stop = threading.Event()
+    t = run_in_thread(le, stop)
+    drive(clock, lambda: lock.ops.count("update") >= 3, step=1)
+    assert le.is_leader() and t.is_alive()
+    stop.set()
+    t.join(5)
+    assert not t.is_alive()
