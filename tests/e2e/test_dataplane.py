@@ -1,11 +1,13 @@
 """Data plane: the exact ConfigMap text of the 40/20/40 sample Balancer,
-served by the real nginx, splits 1,000 TCP connections 400/200/400.
+served by the real nginx, splits 1,000 TCP connections 400/200/400; and a
+Balancer with UDP and TCP on port 53 splits both UDP sessions and TCP
+connections by weight (3/1/1).
 
 Topology (all created by this test, removed in its finalizer)::
 
     netns pcb-ngx-<pid>                     netns pcb-b<i>-<pid>  (i = 0, 1, 2)
       lo 127.0.0.1                            veth "eth0"  10.<x>.<i>.2/24
-      nginx, listening on :80  <-- veth -->   TCP server on :80 answering "v<i+1>"
+      nginx, listening on :80  <-- veth -->   TCP+UDP server on :80 answering "v<i+1>"
       veth "v<i>"  10.<x>.<i>.1/24
       /etc/hosts (from /etc/netns/pcb-ngx-<pid>/hosts, bind-mounted by
       `ip netns exec`): balancer-sample-v<i+1>-backend -> 10.<x>.<i>.2
@@ -15,7 +17,8 @@ cluster the Service maps it to targetPort 5678 on the pods). nginx runs the
 generated text unaltered (``nginx_util``). The client runs in nginx's
 namespace, first checks every backend directly (so that no upstream is
 marked failed during start-up), then waits for nginx and opens 1,000
-sequential connections to 127.0.0.1:80, reading each reply to EOF.
+sequential connections to 127.0.0.1:80, reading each reply to EOF (UDP: one
+datagram and its reply per new socket, i.e. per nginx session).
 
 nginx's smooth weighted round-robin with one worker (the config sets no
 ``worker_processes``) is exact over every multiple of the total weight
@@ -29,6 +32,7 @@ stream module) installed; CI runs as root with hack/install-deps.sh.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -70,27 +74,45 @@ _REASON = _skip_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=str(_REASON))
 
 BACKEND_SERVER = r"""
-import socket, sys
-identity, port = sys.argv[1].encode(), int(sys.argv[2])
-srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("0.0.0.0", port))
-srv.listen(512)
+import socket, sys, threading
+identity, port = sys.argv[1].encode() + b"\n", int(sys.argv[2])
+
+def tcp():
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", port))
+    srv.listen(512)
+    ready.release()
+    while True:
+        conn, _ = srv.accept()
+        try:
+            conn.sendall(identity)
+        finally:
+            conn.close()
+
+def udp():
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    srv.bind(("0.0.0.0", port))
+    ready.release()
+    while True:
+        _, peer = srv.recvfrom(2048)
+        srv.sendto(identity, peer)
+
+ready = threading.Semaphore(0)
+for serve in (tcp, udp):
+    threading.Thread(target=serve, daemon=True).start()
+ready.acquire(); ready.acquire()
 print("ready", flush=True)
-while True:
-    conn, _ = srv.accept()
-    try:
-        conn.sendall(identity + b"\n")
-    finally:
-        conn.close()
+threading.Event().wait()
 """
 
 CLIENT = r"""
 import collections, json, socket, sys, time
-port, count, deadline = int(sys.argv[1]), int(sys.argv[2]), time.monotonic() + float(sys.argv[3])
-backends = sys.argv[4:]
+proto, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+deadline = time.monotonic() + float(sys.argv[4])
+backends = sys.argv[5:]
 
-def ask(host, port):
+def ask_tcp(host):
     with socket.create_connection((host, port), timeout=5) as s:
         chunks = []
         while True:
@@ -99,20 +121,28 @@ def ask(host, port):
                 return b"".join(chunks).decode().strip()
             chunks.append(data)
 
-def wait(host, port):
+def ask_udp(host):
+    # A new socket (source port) per call: a new nginx UDP session each time.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(2)
+        s.connect((host, port))
+        s.send(b"who?")
+        return s.recv(2048).decode().strip()
+
+ask = ask_udp if proto == "udp" else ask_tcp
+
+def wait(host):
     while True:
         try:
-            return ask(host, port)
+            return ask(host)
         except OSError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
 
-direct = {b: wait(b, port) for b in backends}   # every backend answers
-wait("127.0.0.1", port)                          # nginx is up (not counted)
-counts = collections.Counter()
-for _ in range(count):
-    counts[ask("127.0.0.1", port)] += 1
+direct = {b: wait(b) for b in backends}   # every backend answers
+wait("127.0.0.1")                          # nginx is up (not counted)
+counts = collections.Counter(ask("127.0.0.1") for _ in range(count))
 print(json.dumps({"direct": direct, "counts": counts}))
 """
 
@@ -220,56 +250,107 @@ def topology(tmp_path: Path) -> Iterator[Topology]:
     assert topo.nginx_ns not in leftover
 
 
-def test_weighted_split_through_real_nginx(topology: Topology, tmp_path: Path) -> None:
-    balancer: dict[str, Any] = yaml.safe_load((REPO / "crds/samples/balancer.yaml").read_text())
-    balancer["metadata"].update(namespace="default", uid="dataplane")
+def _serve(topology: Topology, balancer: dict[str, Any], tmp_path: Path) -> Served:
+    """Start the backends and nginx (on the exact ConfigMap text) for ``balancer``."""
     configmap = next(c for c in desired_children(balancer) if c["kind"] == "ConfigMap")
-    text = configmap["data"][names.NGINX_CONF_KEY]
+    text: str = configmap["data"][names.NGINX_CONF_KEY]
     assert text == render(balancer)
     backends = balancer["spec"]["backends"]
-    weights = {b["name"]: b["weight"] for b in backends}
-    assert weights == {"v1": 40, "v2": 20, "v3": 40}
-    port = balancer["spec"]["ports"][0]["port"]
-
-    hosts = {
-        names.backend_service_name(balancer["metadata"]["name"], b["name"]): (
-            topology.backend_address(i)
-        )
-        for i, b in enumerate(backends)
-    }
-    topology.build(hosts)
-    for i, backend in enumerate(backends):
-        ns = topology.backend_ns[i]
-        server = topology.spawn(
-            ns, [sys.executable, "-c", BACKEND_SERVER, backend["name"], str(port)]
-        )
-        _wait_ready(server, f"backend {backend['name']}")
-
+    assert len(backends) == len(topology.backend_ns)
+    topology.build(
+        {
+            names.backend_service_name(balancer["metadata"]["name"], b["name"]): (
+                topology.backend_address(i)
+            )
+            for i, b in enumerate(backends)
+        }
+    )
+    for port in {p["port"] for p in balancer["spec"]["ports"]}:
+        for i, backend in enumerate(backends):
+            argv = [sys.executable, "-c", BACKEND_SERVER, backend["name"], str(port)]
+            _wait_ready(topology.spawn(topology.backend_ns[i], argv), f"backend {backend['name']}")
     conf = tmp_path / "nginx.conf"
     conf.write_text(text)
     nginx = topology.spawn(topology.nginx_ns, nginx_util.nginx_command(conf, tmp_path))
+    return Served(topology, nginx, conf, text, tmp_path)
 
-    client = subprocess.run(
-        [
-            "ip", "netns", "exec", topology.nginx_ns, sys.executable, "-c", CLIENT,
-            str(port), str(CONNECTIONS), str(DEADLINE),
-            *(topology.backend_address(i) for i in range(len(backends))),
-        ],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    error_log = (tmp_path / "error.log").read_text() if (tmp_path / "error.log").exists() else ""
-    assert nginx.poll() is None, f"nginx exited: {error_log}"
-    assert client.returncode == 0, client.stderr + error_log
-    result = json.loads(client.stdout)
-    assert result["direct"] == {
-        topology.backend_address(i): b["name"] for i, b in enumerate(backends)
-    }
-    counts: dict[str, int] = result["counts"]
-    print("split:", counts)
-    assert sum(counts.values()) == CONNECTIONS, counts
+
+@dataclasses.dataclass
+class Served:
+    """A running nginx in front of the backends of one Balancer."""
+
+    topology: Topology
+    nginx: subprocess.Popen[str]
+    conf: Path
+    text: str
+    workdir: Path
+
+    def error_log(self) -> str:
+        path = self.workdir / "error.log"
+        return path.read_text() if path.exists() else ""
+
+    def split(self, proto: str, port: int, count: int) -> dict[str, int]:
+        """Open ``count`` connections (TCP) or sessions (UDP) to nginx's
+        ``port`` and return how many each backend answered."""
+        backends = [self.topology.backend_address(i) for i in range(3)]
+        client = subprocess.run(
+            [
+                "ip", "netns", "exec", self.topology.nginx_ns, sys.executable, "-c", CLIENT,
+                proto, str(port), str(count), str(DEADLINE), *backends,
+            ],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert self.nginx.poll() is None, f"nginx exited: {self.error_log()}"
+        assert client.returncode == 0, client.stderr + self.error_log()
+        result = json.loads(client.stdout)
+        assert sorted(result["direct"]) == sorted(backends)  # each backend answered directly
+        counts: dict[str, int] = result["counts"]
+        print(f"{proto}/{port} split:", counts)
+        assert self.conf.read_text() == self.text  # served unaltered
+        return counts
+
+
+def _assert_split(counts: dict[str, int], weights: dict[str, int], total: int) -> None:
+    assert sum(counts.values()) == total, counts
     assert set(counts) == set(weights), counts
-    total_weight = sum(weights.values())
+    weight_sum = sum(weights.values())
     for name, weight in weights.items():
-        expected = CONNECTIONS * weight / total_weight
-        assert abs(counts[name] - expected) <= 0.02 * CONNECTIONS, counts
-    assert conf.read_text() == text  # served unaltered
+        expected = total * weight / weight_sum
+        assert abs(counts[name] - expected) <= 0.02 * total, counts
+
+
+def test_weighted_split_through_real_nginx(topology: Topology, tmp_path: Path) -> None:
+    balancer: dict[str, Any] = yaml.safe_load((REPO / "crds/samples/balancer.yaml").read_text())
+    balancer["metadata"].update(namespace="default", uid="dataplane")
+    weights = {b["name"]: b["weight"] for b in balancer["spec"]["backends"]}
+    assert weights == {"v1": 40, "v2": 20, "v3": 40}
+    served = _serve(topology, balancer, tmp_path)
+    _assert_split(served.split("tcp", 80, CONNECTIONS), weights, CONNECTIONS)
+
+
+def test_udp_and_tcp_on_one_port(topology: Topology, tmp_path: Path) -> None:
+    # `listen 53 udp;` and `listen 53 ;` side by side, each with its own
+    # upstream: UDP sessions and TCP connections are both split 3/1/1.
+    balancer: dict[str, Any] = {
+        "apiVersion": names.API_VERSION,
+        "kind": names.KIND,
+        "metadata": {"name": "dns", "namespace": "default", "uid": "dataplane-udp"},
+        "spec": {
+            "backends": [
+                {"name": "a", "weight": 3},
+                {"name": "b", "weight": 1},
+                {"name": "c", "weight": 1},
+            ],
+            "ports": [
+                {"name": "dns", "protocol": "UDP", "port": 53},
+                {"name": "dnstcp", "protocol": "TCP", "port": 53},
+            ],
+        },
+    }
+    served = _serve(topology, balancer, tmp_path)
+    assert "listen 53 udp;" in served.text and "listen 53 ;" in served.text
+    weights = {"a": 3, "b": 1, "c": 1}
+    # 100 UDP sessions stay well inside worker_connections 1024 (each holds
+    # two connections until proxy_timeout).
+    _assert_split(served.split("udp", 53, 100), weights, 100)
+    _assert_split(served.split("tcp", 53, 500), weights, 500)
