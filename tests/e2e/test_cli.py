@@ -234,3 +234,38 @@ def test_embedded_smoke(tmp_path: Path) -> None:
         assert proc.terminate_and_wait(10.0) == 0, proc.output()
     finally:
         proc.kill()
+
+
+def test_cli_leader_election_acquires_and_releases_the_lease(
+    server: APIServer, tmp_path: Path
+) -> None:
+    kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    api = load_config(kubeconfig=kubeconfig)
+    leases = ResourceClient(api, "coordination.k8s.io", "v1", "leases")
+    balancers = ResourceClient(api, "exposer.hliangzhao.io", "v1alpha1", "balancers")
+    proc = Proc(
+        [
+            "--kubeconfig",
+            kubeconfig,
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+            "--leader-elect",
+            "--leader-election-namespace",
+            "kube-system",
+        ]
+    )
+    try:
+        proc.wait_for_line(r"became leader")
+        lease = leases.get("24a4cdb8.hliangzhao.io", namespace="kube-system")
+        holder = lease["spec"]["holderIdentity"]
+        assert holder
+        with SAMPLE.open() as f:
+            balancers.create(yaml.safe_load(f), namespace="default")
+        wait_until(lambda: converged(balancers, "balancer-sample"), what="convergence")
+        assert proc.terminate_and_wait(10.0) == 0, proc.output()
+        released = leases.get("24a4cdb8.hliangzhao.io", namespace="kube-system")
+        assert not released["spec"].get("holderIdentity")
+    finally:
+        proc.kill()

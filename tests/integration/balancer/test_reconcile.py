@@ -429,3 +429,44 @@ def test_api_failure_is_retried_until_success(server: APIServer, cluster: Cluste
     assert b["status"]["activeBackendsNum"] == 3
     failed = [r for r in server.request_log if r.status == 500]
     assert len(failed) == 3
+
+
+def test_namespace_scoped_controller_ignores_other_namespaces(
+    server: APIServer, cluster: Cluster
+) -> None:
+    with running_controller(server, namespace="watched"):
+        cluster.create_balancer(sample_balancer(namespace="ignored"))
+        cluster.create_balancer(sample_balancer(namespace="watched"))
+        wait_for(lambda: cluster.converged("balancer-sample", "watched"), what="watched")
+        time.sleep(1.0)
+    assert not cluster.services.list(namespace="ignored")["items"]
+    assert not (cluster.balancer("balancer-sample", "ignored").get("status") or {})
+    # its informers listed and watched only the one namespace
+    collections = {r.path.split("?")[0] for r in server.request_log if r.method == "GET"}
+    for plural in ("services", "configmaps", "deployments", "balancers"):
+        assert not any(p.endswith(f"/{plural}") and "/namespaces/" not in p for p in collections)
+    assert any(p.endswith("/namespaces/watched/balancers") for p in collections)
+
+
+def test_available_condition_follows_deployment_status(
+    cluster: Cluster, controller: BalancerController
+) -> None:
+    cluster.create_balancer(sample_balancer())
+    wait_for(lambda: cluster.converged("balancer-sample"), what="convergence")
+    cond = cluster.condition("balancer-sample", "default", "Available")
+    assert cond is not None
+    assert cond["status"] == "False"
+
+    dep = cluster.deployments.get("balancer-sample-proxy", namespace="default")
+    dep["status"] = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+    cluster.deployments.update_status(dep)
+    available = wait_for(
+        lambda: (c := cluster.condition("balancer-sample", "default", "Available"))
+        and c["status"] == "True"
+        and c,
+        what="Available=True",
+    )
+    assert available["lastTransitionTime"]
+    reconciled = cluster.condition("balancer-sample", "default", "Reconciled")
+    assert reconciled is not None
+    assert reconciled["status"] == "True"
