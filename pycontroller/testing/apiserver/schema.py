@@ -416,6 +416,15 @@ def _convert(s: Schema) -> Schema:
                 out[key] = list(value)
         elif key == "type":
             continue  # handled below
+        elif key == "pattern":
+            # kube patterns are RE2; the few RE2-only constructs Python's re
+            # lacks would crash validation, so such a pattern is not enforced.
+            try:
+                re.compile(str(value))
+            except re.error:
+                logger.warning("schema pattern %r is not supported; not enforced", value)
+                continue
+            out[key] = value
         else:
             out[key] = value
     types: list[str] = []

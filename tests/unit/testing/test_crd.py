@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import copy
+import pathlib
 from typing import Any
+
+import pytest
+import yaml
 
 from pycontroller.testing.apiserver.crd import (
     crd_to_resource_types,
@@ -11,6 +15,7 @@ from pycontroller.testing.apiserver.crd import (
     established_status,
     validate_crd,
 )
+from pycontroller.testing.apiserver.schema import unknown_fields, validate_custom_object
 
 
 def make_crd() -> dict[str, Any]:
@@ -254,3 +259,24 @@ def test_default_crd() -> None:
     default_crd(crd)
     assert crd["spec"]["names"]["singular"] == "wdg"
     assert validate_crd(crd) == []
+
+
+def test_repository_balancer_crd_and_sample() -> None:
+    """The project's own CRD passes validation and accepts its sample."""
+    root = pathlib.Path(__file__).resolve().parents[3]
+    crd_path = root / "crds" / "balancer.yaml"
+    sample_path = root / "crds" / "samples" / "balancer.yaml"
+    if not crd_path.exists() or not sample_path.exists():
+        pytest.skip("crds/balancer.yaml not present")
+    crd = yaml.safe_load(crd_path.read_text())
+    assert validate_crd(crd) == []
+    (rt,) = crd_to_resource_types(crd)
+    assert (rt.group, rt.version, rt.kind) == ("exposer.hliangzhao.io", "v1alpha1", "Balancer")
+    sample = yaml.safe_load(sample_path.read_text())
+    sample["metadata"]["namespace"] = "default"
+    assert unknown_fields(rt, sample) == []
+    assert validate_custom_object(rt, sample) == []
+    bad = copy.deepcopy(sample)
+    bad["spec"]["ports"][0]["port"] = 0
+    causes = validate_custom_object(rt, bad)
+    assert [c["field"] for c in causes] == ["spec.ports[0].port"]

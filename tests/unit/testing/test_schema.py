@@ -439,3 +439,93 @@ def test_root_metadata_never_pruned_by_schema_but_coerced_to_object_meta() -> No
     assert unknown_fields(rt, o) == [".metadata.bogus"]
     assert validate_custom_object(rt, o) == []
     assert o["metadata"] == {"name": "t", "labels": {"a": "b"}}
+
+
+def test_unsupported_pattern_is_not_enforced() -> None:
+    rt = ResourceType(
+        group="example.com",
+        version="v1",
+        kind="Thing",
+        plural="things",
+        schema={
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "a": {"type": "string", "pattern": "^\\pL+$"},
+                "b": {"type": "string", "pattern": "^[a-z]+$"},
+            }}},
+        },
+        crd_name="things.example.com",
+    )  # fmt: skip
+    o = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {},
+         "spec": {"a": "x1", "b": "B"}}  # fmt: skip
+    assert [c["field"] for c in validate_custom_object(rt, o)] == ["spec.b"]
+
+
+KUBEBUILDER_CONDITION = {
+    "type": "object",
+    "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+    "properties": {
+        "lastTransitionTime": {"type": "string", "format": "date-time"},
+        "message": {"type": "string", "maxLength": 32768},
+        "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+        "reason": {
+            "type": "string",
+            "maxLength": 1024,
+            "minLength": 1,
+            "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+        },
+        "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+        "type": {
+            "type": "string",
+            "maxLength": 316,
+            "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+            "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+        },
+    },
+}
+
+
+def test_kubebuilder_style_conditions() -> None:
+    rt = ResourceType(
+        group="example.com",
+        version="v1",
+        kind="Thing",
+        plural="things",
+        schema={
+            "type": "object",
+            "properties": {
+                "metadata": {"type": "object"},
+                "status": {
+                    "type": "object",
+                    "properties": {
+                        "conditions": {
+                            "type": "array",
+                            "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["type"],
+                            "items": KUBEBUILDER_CONDITION,
+                        }
+                    },
+                },
+            },
+        },
+        crd_name="things.example.com",
+    )
+    good = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "AsExpected",
+        "message": "",
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+        "observedGeneration": 2,
+    }
+    o = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"},
+         "status": {"conditions": [good]}}  # fmt: skip
+    assert validate_custom_object(rt, o) == []
+    bad = {**good, "lastTransitionTime": "soon", "reason": "no spaces allowed"}
+    o["status"]["conditions"] = [good, bad]
+    fields = sorted(c["field"] for c in validate_custom_object(rt, o))
+    assert fields == [
+        "status.conditions[1]",
+        "status.conditions[1].lastTransitionTime",
+        "status.conditions[1].reason",
+    ]
