@@ -21,9 +21,13 @@ Compatibility with the Go project ``hliangzhao/balancer``
   the reconciler maps events back to the Balancer, so the front Service
   needs no label to be found.
 
-Invariant: every child name produced here is a DNS-1035 label of at most 63
-characters **iff** ``validation.validate()`` returned no message for the
-Balancer; the name functions themselves do not check (they are used to
+Invariant: when ``validation.validate()`` returned no message for a
+Balancer ``N`` (so ``N`` is a DNS-1035 label and ``len(N) + len(backend) <=
+54``, hence ``len(N) <= 53``), every Service name produced here (``N``,
+``N-<backend>-backend``) is a DNS-1035 label of at most 63 characters, and
+the ConfigMap (``N-proxy-configmap``, at most 70 characters) and Deployment
+(``N-proxy``) names are valid DNS-1123 subdomains; ``N`` is also a valid
+label value. The name functions themselves do not check (they are used to
 *describe* bad names in validation messages too).
 """
 
