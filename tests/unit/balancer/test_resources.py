@@ -4,6 +4,7 @@ child must have, purity, and the config hash."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -235,3 +236,20 @@ def test_injection_never_reaches_children(sample: dict[str, Any]) -> None:
     )
     with pytest.raises(ValueError, match=r"spec\.backends\[3\]\.name"):
         desired_children(sample)
+
+
+def test_longest_valid_names_give_valid_children(sample: dict[str, Any]) -> None:
+    subdomain = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+    sample["metadata"]["name"] = "n" * 53
+    sample["spec"]["backends"] = [{"name": "b", "weight": 1}]
+    sample["spec"]["ports"][0]["name"] = "p" * 63
+    for child in desired_children(sample):
+        name = child["metadata"]["name"]
+        if child["kind"] == "Service":
+            assert names.is_dns1035_label(name), name
+        else:
+            assert len(name) <= 253 and subdomain.fullmatch(name), name
+        for value in (child["metadata"].get("labels") or {}).values():
+            assert len(value) <= 63
+    backend_service = desired_children(sample)[0]
+    assert len(backend_service["metadata"]["name"]) == 63
