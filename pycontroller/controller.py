@@ -306,6 +306,15 @@ class Controller:
         self._reconcile_time.observe(max(self._clock.now() - start, 0.0))
         if result is None:
             result = Result()
+        elif not isinstance(result, Result):
+            logger.error(
+                "Controller %s: sync for key %r returned %r, not a Result or None;"
+                " treating it as success",
+                self.name,
+                key,
+                result,
+            )
+            result = Result()
         if result.requeue_after > 0:
             self.queue.forget(key)
             self.queue.add_after(key, result.requeue_after)

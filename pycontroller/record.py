@@ -528,6 +528,8 @@ class EventRecorder:
         reason: str,
         message: str,
     ) -> None:
+        if isinstance(obj, tuple) and isinstance(getattr(obj, "obj", None), Mapping):
+            obj = obj.obj  # a DeletedFinalStateUnknown tombstone: its last known state
         if not isinstance(obj, Mapping):
             logger.error("Could not construct reference to %r, will not report event", obj)
             return

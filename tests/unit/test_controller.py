@@ -418,3 +418,20 @@ def test_metric_registration_is_idempotent() -> None:
         "controller_runtime_reconcile_total",
     )
     assert again is mod.RECONCILE_TOTAL
+
+
+def test_unexpected_return_value_is_success_and_worker_survives(
+    queue: RateLimitingQueue, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = unique_name("weird")
+
+    def sync(key: str) -> Result | None:
+        return True  # type: ignore[return-value]
+
+    c = Controller(name, queue, sync)
+    queue.add("k")
+    caplog.set_level(logging.ERROR, logger="pycontroller.controller")
+    assert c.process_next_work_item()
+    assert queue.num_requeues("k") == 0
+    assert "not a Result" in caplog.records[-1].getMessage()
+    assert sample("controller_runtime_reconcile_total", controller=name, result="success") == 1

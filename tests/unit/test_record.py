@@ -594,3 +594,12 @@ def test_fake_recorder() -> None:
     f.eventf(POD, "Normal", "Started", "n=%d", 2)
     f.event(POD, "Warning", "Failed", "x")
     assert f.events == ["Normal Started n=2", "Warning Failed x"]
+
+
+def test_tombstone_is_unwrapped(recorder: EventRecorder, sink: FakeSink) -> None:
+    from pycontroller.cache import DeletedFinalStateUnknown
+
+    recorder.event(DeletedFinalStateUnknown("baz/foo", POD), "Normal", "Deleted", "gone")  # type: ignore[arg-type]
+    assert recorder.flush(5)
+    ev = next(iter(sink.events.values()))
+    assert ev["involvedObject"]["name"] == "foo"
