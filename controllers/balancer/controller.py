@@ -5,7 +5,7 @@ namespace is given, else cluster-wide):
 
 - Balancers (``exposer.hliangzhao.io/v1alpha1``): adds and deletes enqueue
   the key; an update enqueues only when something the reconciler reads
-  changed (``balancer_update_relevant``): generation (spec), labels,
+  changed (``BALANCER_UPDATE_PREDICATES``): generation (spec), labels,
   annotations, deletionTimestamp, or a periodic resync (same
   resourceVersion). A status-only update, such as our own status write, is
   dropped, so a status write never triggers another reconcile.
@@ -29,15 +29,19 @@ from typing import Any
 
 from controllers.balancer import names
 from controllers.balancer.reconcile import CONTROLLER_NAME, Reconciler
-from pycontroller.cache import (
-    ResourceEventHandlerFuncs,
-    SharedInformerFactory,
-    deletion_handling_meta_namespace_key_func,
-    meta_namespace_key_func,
-)
+from pycontroller.cache import SharedInformerFactory
 from pycontroller.client import ResourceClient
 from pycontroller.controller import Controller
-from pycontroller.handlers import enqueue_owner
+from pycontroller.handlers import (
+    UpdatePredicate,
+    annotations_changed,
+    enqueue_key,
+    enqueue_owner,
+    generation_changed,
+    labels_changed,
+    predicate_handler,
+    resource_version_changed,
+)
 from pycontroller.record import EventRecorder
 from pycontroller.workqueue import RateLimitingQueue
 
@@ -60,20 +64,35 @@ def _meta(obj: Any) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+def is_resync(old: Any, new: Any) -> bool:
+    """A periodic resync (or unchanged relist): old and new share a resourceVersion."""
+    return not resource_version_changed(old, new)
+
+
+def deletion_started(old: Any, new: Any) -> bool:
+    """``metadata.deletionTimestamp`` appeared or changed."""
+    return bool(_meta(old).get("deletionTimestamp") != _meta(new).get("deletionTimestamp"))
+
+
+#: Balancer updates that reach the queue: any of these holds. A status-only
+#: update (our own status write included) matches none, since the API server
+#: bumps ``generation`` only for spec changes.
+BALANCER_UPDATE_PREDICATES: tuple[UpdatePredicate, ...] = (
+    is_resync,
+    generation_changed,
+    labels_changed,
+    annotations_changed,
+    deletion_started,
+)
+
+
 def balancer_update_relevant(old: Any, new: Any) -> bool:
     """True iff a Balancer update may change what the reconciler does.
 
-    Periodic resyncs (old and new share a resourceVersion) pass, so the
-    level-based reconcile runs every resync period; status-only updates do
-    not, since the API server bumps ``generation`` only for spec changes.
+    Periodic resyncs pass, so the level-based reconcile runs every resync
+    period; status-only updates do not.
     """
-    om, nm = _meta(old), _meta(new)
-    if om.get("resourceVersion") == nm.get("resourceVersion"):
-        return True
-    return any(
-        om.get(field) != nm.get(field)
-        for field in ("generation", "labels", "annotations", "deletionTimestamp", "uid")
-    )
+    return any(p(old, new) for p in BALANCER_UPDATE_PREDICATES)
 
 
 class BalancerController:
@@ -107,11 +126,7 @@ class BalancerController:
             for group, version, plural in (BALANCERS, SERVICES, CONFIGMAPS, DEPLOYMENTS)
         }
         self.informers[names.PLURAL].add_event_handler(
-            ResourceEventHandlerFuncs(
-                add_func=self._enqueue_added,
-                update_func=self._enqueue_updated,
-                delete_func=self._enqueue_deleted,
-            )
+            predicate_handler(enqueue_key(self.queue), *BALANCER_UPDATE_PREDICATES)
         )
         owner_handler = enqueue_owner(self.queue, names.KIND, names.GROUP)
         for _, _, plural in (SERVICES, CONFIGMAPS, DEPLOYMENTS):
@@ -136,18 +151,6 @@ class BalancerController:
             has_synced=[inf.has_synced for inf in self.informers.values()],
             max_retries=max_retries,
         )
-
-    # -- event handlers ----------------------------------------------------
-
-    def _enqueue_added(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        self.queue.add(meta_namespace_key_func(obj))
-
-    def _enqueue_updated(self, old: Any, new: Any) -> None:
-        if balancer_update_relevant(old, new):
-            self.queue.add(meta_namespace_key_func(new))
-
-    def _enqueue_deleted(self, obj: Any) -> None:
-        self.queue.add(deletion_handling_meta_namespace_key_func(obj))
 
     # -- lifecycle ---------------------------------------------------------
 
