@@ -253,3 +253,13 @@ def test_longest_valid_names_give_valid_children(sample: dict[str, Any]) -> None
             assert len(value) <= 63
     backend_service = desired_children(sample)[0]
     assert len(backend_service["metadata"]["name"]) == 63
+
+
+def test_children_validate_against_the_kubernetes_schemas(case: str, golden: Any) -> None:
+    # Strict: an unknown or misspelt field anywhere in a child is an error.
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    for child in desired_children(golden.load(case)):
+        try:
+            kubernetes_validate.validate(child, "1.32.0", strict=True)
+        except kubernetes_validate.ValidationError as err:
+            pytest.fail(f"{child['kind']} {child['metadata']['name']}: {err.path}: {err.message}")
