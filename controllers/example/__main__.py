@@ -16,6 +16,7 @@ from pycontroller import (
     serve_metrics_and_health,
     setup_signal_handler,
 )
+from pycontroller.workqueue import PrometheusMetricsProvider, set_global_metrics_provider
 
 from . import MirrorController
 
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     stop = setup_signal_handler()
+    set_global_metrics_provider(PrometheusMetricsProvider())  # before queues are made
     api = load_config(args.kubeconfig, args.master)
     recorder = EventRecorder(api, "example-mirror-controller")
     ctrl = MirrorController(api, namespace=args.namespace, recorder=recorder)

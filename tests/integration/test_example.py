@@ -201,6 +201,7 @@ def test_runs_as_a_process(apiserver: APIServer, tmp_path: Path) -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             body = resp.read().decode()
         assert 'controller_runtime_reconcile_total{controller="example-mirror"' in body
+        assert 'workqueue_adds_total{name="example-mirror"}' in body
         leases = ResourceClient(apiserver.api_client(), "coordination.k8s.io", "v1", "leases")
         lease = leases.get("example-mirror-controller", "default")
         assert lease["spec"]["holderIdentity"]
