@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -88,6 +89,22 @@ class Proc:
             self.popen.wait()
 
 
+def apply_sample(kubeconfig: str, balancers: ResourceClient) -> None:
+    """``kubectl apply -f crds/samples/balancer.yaml`` (the client's create without kubectl)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        with SAMPLE.open() as f:
+            balancers.create(yaml.safe_load(f), namespace="default")
+        return
+    done = subprocess.run(
+        [kubectl, "--kubeconfig", kubeconfig, "apply", "-f", str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def http_get(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:
@@ -159,9 +176,7 @@ def test_cli_converges_serves_metrics_and_stops_on_sigterm(
         api = load_config(kubeconfig=kubeconfig)
         balancers = ResourceClient(api, "exposer.hliangzhao.io", "v1alpha1", "balancers")
         services = ResourceClient(api, "", "v1", "services")
-        with SAMPLE.open() as f:
-            sample = yaml.safe_load(f)
-        balancers.create(sample, namespace="default")
+        apply_sample(kubeconfig, balancers)
         wait_until(lambda: converged(balancers, "balancer-sample"), what="convergence")
         status = balancers.get("balancer-sample", namespace="default")["status"]
         assert (status["activeBackendsNum"], status["obsoleteBackendsNum"]) == (3, 0)
@@ -225,11 +240,11 @@ def test_embedded_smoke(tmp_path: Path) -> None:
     try:
         kubeconfig = proc.wait_for_line(r"kubeconfig: (\S+)").group(1)
         assert Path(kubeconfig).is_file()
-        proc.wait_for_line(r"kubectl --kubeconfig \S+ apply -f \S+balancer\.yaml")
+        hint = proc.wait_for_line(r"kubectl --kubeconfig \S+ apply -f (\S+balancer\.yaml)")
+        assert Path(hint.group(1)).is_file()
         api = load_config(kubeconfig=kubeconfig)
         balancers = ResourceClient(api, "exposer.hliangzhao.io", "v1alpha1", "balancers")
-        with SAMPLE.open() as f:
-            balancers.create(yaml.safe_load(f), namespace="default")
+        apply_sample(kubeconfig, balancers)
         wait_until(lambda: converged(balancers, "balancer-sample"), what="convergence")
         assert proc.terminate_and_wait(10.0) == 0, proc.output()
     finally:
