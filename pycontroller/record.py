@@ -245,10 +245,10 @@ class CorrelationResult:
 class EventCorrelator:
     """client-go's EventCorrelator: aggregate, then count/dedup, then spam-filter.
 
-    Not safe for concurrent use without its internal lock (it has one; the
-    recorder's single background thread is the only caller in practice).
-    ``correlate`` may return a *new* event dict (aggregation, or a copy with
-    count/name taken from the cache); it never mutates its argument.
+    Thread-safe (one internal lock), though the recorder's single writer
+    thread is the only caller in practice. ``correlate`` may return a *new*
+    event dict (aggregation, or a copy with count/name taken from the cache);
+    it never mutates its argument.
     """
 
     def __init__(
