@@ -218,7 +218,12 @@ class GarbageCollector:
         storage = rest.storage
         rt = rest.type_for(rk)
         cur = self._current(rk, obj)
-        if rt is None or cur is None:
+        if rt is None or cur is None or _meta(cur).get("deletionTimestamp"):
+            return 0
+        # Use the current references: an earlier step of this pass may have
+        # changed them (orphaning).
+        refs = _meta(cur).get("ownerReferences") or []
+        if not refs:
             return 0
         alive: list[dict[str, Any]] = []
         dangling: list[dict[str, Any]] = []

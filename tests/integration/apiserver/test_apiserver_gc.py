@@ -1,0 +1,218 @@
+"""Finalizers, deletionTimestamp and owner-reference garbage collection
+(Background, Foreground, Orphan) in the embedded API server."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from pycontroller.testing import APIServer
+
+CM = "/api/v1/namespaces/default/configmaps"
+DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def request(
+    server: APIServer, method: str, path: str, body: Any = None, ctype: str = "application/json"
+) -> tuple[int, Any]:
+    u = urlsplit(server.url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        conn.request(method, path, body=data, headers={"Content-Type": ctype})
+        resp = conn.getresponse()
+        raw = resp.read()
+        return resp.status, json.loads(raw) if raw else None
+    finally:
+        conn.close()
+
+
+def eventually(cond: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.01)
+    assert cond(), "condition not met before the deadline"
+
+
+def exists(server: APIServer, path: str) -> bool:
+    return request(server, "GET", path)[0] == 200
+
+
+def owner_ref(obj: dict[str, Any], block: bool = False) -> dict[str, Any]:
+    return {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "name": obj["metadata"]["name"],
+        "uid": obj["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": block,
+    }
+
+
+def make_owner(server: APIServer, name: str = "owner") -> dict[str, Any]:
+    code, owner = request(server, "POST", CM, {"metadata": {"name": name}})
+    assert code == 201
+    return owner
+
+
+def make_child(
+    server: APIServer, name: str, owner: dict[str, Any], block: bool = False, **extra: Any
+) -> dict[str, Any]:
+    meta = {"name": name, "ownerReferences": [owner_ref(owner, block)], **extra}
+    code, child = request(server, "POST", CM, {"metadata": meta})
+    assert code == 201, child
+    return child
+
+
+def test_finalizers_block_deletion_until_removed(apiserver: APIServer) -> None:
+    request(apiserver, "POST", CM, {"metadata": {"name": "f", "finalizers": ["example.com/x"]}})
+    code, obj = request(apiserver, "DELETE", f"{CM}/f")
+    assert code == 200
+    assert obj["metadata"]["deletionTimestamp"]
+    assert obj["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert exists(apiserver, f"{CM}/f")
+    # Adding a finalizer to a terminating object is forbidden.
+    code, st = request(
+        apiserver,
+        "PATCH",
+        f"{CM}/f",
+        {"metadata": {"finalizers": ["example.com/x", "example.com/y"]}},
+        "application/merge-patch+json",
+    )
+    assert code == 422
+    # Deleting again is a no-op returning the object.
+    code, again = request(apiserver, "DELETE", f"{CM}/f")
+    assert code == 200
+    assert again["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
+    code, gone = request(
+        apiserver,
+        "PATCH",
+        f"{CM}/f",
+        {"metadata": {"finalizers": None}},
+        "application/merge-patch+json",
+    )
+    assert code == 200
+    assert not exists(apiserver, f"{CM}/f")
+
+
+def test_background_propagation_collects_dependents(apiserver: APIServer) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "c1", owner)
+    make_child(apiserver, "c2", owner)
+    code, _ = request(apiserver, "DELETE", f"{CM}/owner")
+    assert code == 200
+    assert not exists(apiserver, f"{CM}/owner")  # owner gone at once
+    eventually(lambda: not exists(apiserver, f"{CM}/c1") and not exists(apiserver, f"{CM}/c2"))
+
+
+def test_dependent_with_unknown_owner_is_collected(apiserver: APIServer) -> None:
+    fake = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"},
+    }
+    make_child(apiserver, "orphaned", fake)
+    eventually(lambda: not exists(apiserver, f"{CM}/orphaned"))
+
+
+def test_dangling_reference_removed_when_another_owner_lives(apiserver: APIServer) -> None:
+    o1 = make_owner(apiserver, "o1")
+    o2 = make_owner(apiserver, "o2")
+    ref2 = owner_ref(o2)
+    ref2["controller"] = False
+    request(
+        apiserver,
+        "POST",
+        CM,
+        {"metadata": {"name": "shared", "ownerReferences": [owner_ref(o1), ref2]}},
+    )
+    request(apiserver, "DELETE", f"{CM}/o1")
+
+    def refs() -> list[str]:
+        _, obj = request(apiserver, "GET", f"{CM}/shared")
+        return [r["name"] for r in obj["metadata"].get("ownerReferences", [])]
+
+    eventually(lambda: refs() == ["o2"])
+
+
+def test_foreground_propagation(apiserver: APIServer) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "blocker", owner, block=True, finalizers=["example.com/hold"])
+    make_child(apiserver, "free", owner)
+    code, obj = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Foreground")
+    assert code == 200
+    assert "foregroundDeletion" in obj["metadata"]["finalizers"]
+    assert obj["metadata"]["deletionTimestamp"]
+    eventually(lambda: not exists(apiserver, f"{CM}/free"))
+    # The blocking dependent is terminating but held by its finalizer: owner waits.
+    _, blocker = request(apiserver, "GET", f"{CM}/blocker")
+    assert blocker["metadata"]["deletionTimestamp"]
+    time.sleep(0.2)
+    assert exists(apiserver, f"{CM}/owner")
+    request(
+        apiserver,
+        "PATCH",
+        f"{CM}/blocker",
+        {"metadata": {"finalizers": []}},
+        "application/merge-patch+json",
+    )
+    eventually(lambda: not exists(apiserver, f"{CM}/owner"))
+
+
+def test_foreground_via_delete_options_body(apiserver: APIServer) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "c", owner, block=True)
+    code, _ = request(
+        apiserver,
+        "DELETE",
+        f"{CM}/owner",
+        {"kind": "DeleteOptions", "propagationPolicy": "Foreground"},
+    )
+    assert code == 200
+    eventually(lambda: not exists(apiserver, f"{CM}/owner") and not exists(apiserver, f"{CM}/c"))
+
+
+def test_orphan_propagation(apiserver: APIServer) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "kid", owner)
+    code, obj = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Orphan")
+    assert code == 200 and "orphan" in obj["metadata"]["finalizers"]
+    eventually(lambda: not exists(apiserver, f"{CM}/owner"))
+    _, kid = request(apiserver, "GET", f"{CM}/kid")
+    assert "ownerReferences" not in kid["metadata"]
+    time.sleep(0.2)
+    assert exists(apiserver, f"{CM}/kid")
+
+
+def test_gc_chain_across_kinds(apiserver: APIServer) -> None:
+    code, dep = request(
+        apiserver,
+        "POST",
+        DEPLOY,
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}},
+            },
+        },
+    )
+    assert code == 201
+    child = make_child(apiserver, "mid", dep)
+    make_child(apiserver, "leaf", child)
+    request(apiserver, "DELETE", f"{DEPLOY}/web")
+    eventually(lambda: not exists(apiserver, f"{CM}/mid") and not exists(apiserver, f"{CM}/leaf"))
+
+
+def test_custom_finalizer_generation_bump_only_on_delete(apiserver: APIServer) -> None:
+    _, obj = request(apiserver, "POST", CM, {"metadata": {"name": "g", "finalizers": ["x/y"]}})
+    assert obj["metadata"]["generation"] == 1
+    _, obj = request(apiserver, "DELETE", f"{CM}/g")
+    # Built-in kinds keep their generation when deletionTimestamp is set.
+    assert obj["metadata"]["generation"] == 1
