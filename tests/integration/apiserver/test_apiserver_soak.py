@@ -146,8 +146,10 @@ def test_soak_many_watchers_many_writers(apiserver: APIServer) -> None:
         w.close()
     for i, w in enumerate(watchers):
         assert w.error is None, f"watcher {i}: {w.error!r}"
-        assert w.rvs == expected, (
-            f"watcher {i} saw {len(w.rvs)} of {len(expected)} events "
-            f"(first mismatch at {next((j for j, (a, b) in enumerate(zip(w.rvs, expected, strict=False)) if a != b), None)})"
+        mismatch = next(
+            (j for j, (a, b) in enumerate(zip(w.rvs, expected, strict=False)) if a != b), None
         )
+        assert (
+            w.rvs == expected
+        ), f"watcher {i} saw {len(w.rvs)} of {len(expected)} events (first mismatch at {mismatch})"
     assert reads >= 10
