@@ -167,13 +167,6 @@ def set_condition(conditions: Iterable[Obj], new: Obj, now: str) -> list[Obj]:
     return out
 
 
-def get_condition(balancer: Obj, type_: str) -> Obj | None:
-    for cond in (balancer.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return dict(cond)
-    return None
-
-
 class Reconciler:
     """Converges one Balancer per ``sync(key)``; safe to call from many workers.
 
@@ -225,7 +218,7 @@ class Reconciler:
         problems = validation.validate(balancer)
         if problems:
             message = "; ".join(problems)
-            logger.warning(
+            logger.debug(
                 "controller=%s key=%s action=reject reason=%s message=%s",
                 CONTROLLER_NAME,
                 key,
@@ -239,7 +232,7 @@ class Reconciler:
         conflicts = self._foreign_children(balancer, desired)
         if conflicts:
             message = "; ".join(conflicts)
-            logger.warning(
+            logger.debug(
                 "controller=%s key=%s action=blocked reason=%s message=%s",
                 CONTROLLER_NAME,
                 key,
