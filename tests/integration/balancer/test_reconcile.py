@@ -288,9 +288,9 @@ def test_deleted_balancer_children_are_garbage_collected(
 @pytest.mark.parametrize(
     ("mutate", "field"),
     [
-        (lambda s: s["backends"][0].update(weight=0), "weight"),
-        (lambda s: s["ports"][0].update(port=70000), "port"),
-        (lambda s: s["ports"][0].update(protocol="SCTP"), "protocol"),
+        (lambda s: s["backends"][0].update(weight=0), "spec.backends[0].weight"),
+        (lambda s: s["ports"][0].update(port=70000), "spec.ports[0].port"),
+        (lambda s: s["ports"][0].update(protocol="SCTP"), "spec.ports[0].protocol"),
     ],
     ids=["weight-0", "port-70000", "protocol-SCTP"],
 )
@@ -301,7 +301,10 @@ def test_schema_violations_are_rejected_with_422(cluster: Cluster, mutate: Any, 
         cluster.create_balancer(obj)
     err = info.value
     assert err.status == 422
-    assert field in str(err) or any(field in str(c.get("field", "")) for c in err.causes)
+    assert field in err.message
+    assert [c.get("field") for c in err.causes] == [field]
+    with pytest.raises(NotFoundError):
+        cluster.balancer("bad")
 
 
 def test_invalid_spec_sets_condition_and_warns_without_children(
