@@ -16,8 +16,8 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+  # Debian starts the packaged nginx at install time; our tests run their own
+  # instances, so stop the service we just installed (and only that one).
+  $SUDO service nginx stop >/dev/null 2>&1 || true
 fi
-# Debian enables nginx at install time; our tests start their own instances.
-if command -v systemctl >/dev/null 2>&1; then systemctl stop nginx >/dev/null 2>&1 || true; fi
-pkill -x nginx >/dev/null 2>&1 || true
 echo "deps ok: $(nginx -v 2>&1), kubectl $(kubectl version --client 2>/dev/null | head -1)"
