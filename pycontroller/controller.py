@@ -173,6 +173,10 @@ class Controller:
 
     ``sync`` is user code: it is called without any controller lock held and
     may block; keep it level-based (read the desired state, converge).
+
+    ``name`` labels the log lines and the metrics: two controllers with one
+    name share their series. ``clock`` only times reconciles for the
+    histogram. A single callable is accepted for ``has_synced`` too.
     """
 
     def __init__(
@@ -180,7 +184,7 @@ class Controller:
         name: str,
         queue: WorkQueue,
         sync: Callable[[str], Result | None],
-        has_synced: Iterable[Callable[[], bool]] = (),
+        has_synced: Iterable[Callable[[], bool]] | Callable[[], bool] = (),
         max_retries: int | None = None,
         *,
         clock: Clock = REAL_CLOCK,
@@ -192,7 +196,9 @@ class Controller:
         self.name = name
         self.queue = queue
         self._sync = sync
-        self._has_synced = tuple(has_synced)
+        self._has_synced: tuple[Callable[[], bool], ...] = (
+            (has_synced,) if callable(has_synced) else tuple(has_synced)
+        )
         self._max_retries = max_retries
         self._clock = clock
         self._reconcile_total = {

@@ -435,3 +435,20 @@ def test_unexpected_return_value_is_success_and_worker_survives(
     assert queue.num_requeues("k") == 0
     assert "not a Result" in caplog.records[-1].getMessage()
     assert sample("controller_runtime_reconcile_total", controller=name, result="success") == 1
+
+
+def test_single_has_synced_callable_accepted() -> None:
+    q = fast_queue()
+    synced = threading.Event()
+    sync = Failing(0)
+    c = Controller(unique_name("single"), q, sync, has_synced=synced.is_set)
+    stop = threading.Event()
+    q.add("k")
+    t = start(c, 1, stop)
+    time.sleep(0.15)
+    assert sync.calls == []
+    synced.set()
+    wait_for(lambda: sync.calls == ["k"])
+    stop.set()
+    t.join(10)
+    assert not t.is_alive()
