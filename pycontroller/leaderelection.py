@@ -314,6 +314,18 @@ class LeaderElector:
             return f"failed election to renew leadership on lease {self.name}"
         return None
 
+    def health_check(self, max_tolerable_expired_lease: float = 20.0) -> Callable[[], bool]:
+        """A ``/healthz`` check (client-go's HealthzAdaptor): False once ``check`` fails.
+
+        Plug it into ``serve_metrics_and_health(..., health_checks=...)`` so a
+        leader stuck without renewing is restarted by its liveness probe.
+        """
+
+        def leader_election() -> bool:
+            return self.check(max_tolerable_expired_lease) is None
+
+        return leader_election
+
     def run(self, stop: threading.Event) -> None:
         """Campaign until leading, lead until leadership is lost or ``stop`` is set.
 

@@ -46,28 +46,41 @@ def main(argv: list[str] | None = None) -> int:
     api = load_config(args.kubeconfig, args.master)
     recorder = EventRecorder(api, "example-mirror-controller")
     ctrl = MirrorController(api, namespace=args.namespace, recorder=recorder)
+    lost = False
+
+    def stopped() -> None:
+        nonlocal lost
+        lost = not stop.is_set()
+
+    elector = None
+    if args.leader_elect:
+        identity = f"{socket.gethostname()}_{os.getpid()}"
+        lock = LeaseLock(
+            api,
+            args.leader_election_namespace,
+            "example-mirror-controller",
+            identity,
+            event_recorder=recorder,
+        )
+        elector = LeaderElector(
+            lock,
+            on_started_leading=lambda leading: ctrl.run(args.workers, leading),
+            on_stopped_leading=stopped,
+        )
     server = None
     if args.metrics_bind_address != "0":
-        server = serve_metrics_and_health(args.metrics_bind_address, {"informers": ctrl.has_synced})
-    lost = False
+        # A standby replica never starts informers: gate readiness on them
+        # only without leader election, or standbys would never be ready.
+        server = serve_metrics_and_health(
+            args.metrics_bind_address,
+            {"informers": ctrl.has_synced} if elector is None else None,
+            health_checks={"leader-election": elector.health_check()} if elector else None,
+        )
     try:
-        if not args.leader_elect:
+        if elector is None:
             ctrl.run(args.workers, stop)
         else:
-            identity = f"{socket.gethostname()}_{os.getpid()}"
-            lock = LeaseLock(
-                api, args.leader_election_namespace, "example-mirror-controller", identity
-            )
-
-            def stopped() -> None:
-                nonlocal lost
-                lost = not stop.is_set()
-
-            LeaderElector(
-                lock,
-                on_started_leading=lambda leading: ctrl.run(args.workers, leading),
-                on_stopped_leading=stopped,
-            ).run(stop)
+            elector.run(stop)
     finally:
         recorder.shutdown(timeout=5)
         if server is not None:

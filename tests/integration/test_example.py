@@ -196,8 +196,9 @@ def test_runs_as_a_process(apiserver: APIServer, tmp_path: Path) -> None:
         wait_for(lambda: get_or_none(cms, "proc-mirror"), what="mirror from the process")
         m = wait_for(lambda: proc.find(r"metrics and health probes on 127\.0\.0\.1:(\d+)"))
         port = int(m.group(1))
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as resp:
-            assert resp.status == 200
+        for probe in ("readyz", "healthz"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/{probe}", timeout=5) as resp:
+                assert resp.status == 200
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             body = resp.read().decode()
         assert 'controller_runtime_reconcile_total{controller="example-mirror"' in body

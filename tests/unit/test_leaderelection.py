@@ -643,3 +643,16 @@ def test_leading_work_returning_normally_keeps_leading() -> None:
     stop.set()
     t.join(5)
     assert not t.is_alive()
+
+
+def test_health_check_adaptor() -> None:
+    clock = FakeClock()
+    le = elector(FakeLock(), clock)
+    check = le.health_check(5)
+    assert check()  # not leading: healthy
+    assert le._try_acquire_or_renew()
+    le._leading = True
+    clock.step(15 + 5)
+    assert check()
+    clock.step(0.1)
+    assert not check()
