@@ -18,14 +18,16 @@ stored, in the same order:
 3. **Validation** with the ``jsonschema`` package against the OpenAPI v3
    schema (converted to draft 4, where OpenAPI 3.0's boolean
    ``exclusiveMinimum`` lives), then ``x-kubernetes-list-type`` set/map
-   uniqueness and embedded-resource ``apiVersion``/``kind`` presence.
+   uniqueness, embedded-resource ``apiVersion``/``kind`` presence and
+   ``x-kubernetes-validations`` CEL rules (a subset, see ``cel.py``; rules
+   outside it are skipped, never failed).
 
 Errors are returned as Kubernetes ``StatusCause`` dicts
 (``{"reason", "message", "field"}``) whose ``field`` uses kube's path form
 (``spec.ports[0].port``) and whose ``message`` is the field error body exactly
 as ``k8s.io/apimachinery/pkg/util/validation/field`` renders it, e.g.
 ``Invalid value: 0: spec.ports[0].port in body should be greater than or
-equal to 1``. CEL rules (``x-kubernetes-validations``) are not evaluated.
+equal to 1``.
 
 Invariant: the schemas handed in (``ResourceType.schema``) are never mutated;
 converted validators are cached per schema object.
@@ -51,6 +53,7 @@ from typing import Any, cast
 import jsonschema
 import jsonschema.validators
 
+from pycontroller.testing.apiserver import cel
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
 logger = logging.getLogger(__name__)
@@ -682,8 +685,91 @@ def _error_causes(err: jsonschema.ValidationError) -> Iterator[dict[str, Any]]:
     yield _invalid(path, inst, detail)
 
 
-def _list_type_causes(value: Any, s: Schema, path: list[PathPart]) -> Iterator[dict[str, Any]]:
-    """``x-kubernetes-list-type`` set/map uniqueness, embedded apiVersion/kind."""
+_MISSING = object()
+_CEL_REASONS = {
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+}
+
+
+def _rule_field_path(path: list[PathPart], rule_field_path: Any) -> list[PathPart] | None:
+    """Append a rule's ``fieldPath`` (``.spec.x``, ``.items[0]``, ``['a.b']``)."""
+    if not rule_field_path:
+        return path
+    try:
+        steps = re.findall(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\['([^']*)'\]", rule_field_path)
+    except TypeError:
+        return None
+    out = list(path)
+    for name, index, quoted in steps:
+        out.append(int(index) if index else (name or quoted))
+    return out
+
+
+def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterator[dict[str, Any]]:
+    """Evaluate ``x-kubernetes-validations`` rules at one schema node.
+
+    Transition rules (mentioning ``oldSelf``) run only when a correlated old
+    value exists; with an old value equal to the new one no rule runs
+    (ratcheting). Rules that fail to parse or evaluate are skipped (see
+    ``cel.py``).
+    """
+    rules = s.get("x-kubernetes-validations")
+    if not isinstance(rules, list) or not rules:
+        return
+    if old is not _MISSING and old == value:
+        return
+    for rule in rules:
+        if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
+            continue
+        src = rule["rule"]
+        transition = cel.uses_old_self(src)
+        if transition and old is _MISSING:
+            continue
+        try:
+            result = cel.evaluate(src, value, old) if transition else cel.evaluate(src, value)
+        except (cel.CELError, RecursionError, ValueError, TypeError) as err:
+            logger.debug("CEL rule %r not evaluated: %s", src, err)
+            continue
+        if result is not False:
+            continue
+        message = rule.get("message") or ""
+        expr = rule.get("messageExpression")
+        if isinstance(expr, str):
+            try:
+                text = cel.evaluate(expr, value)
+                if isinstance(text, str) and text.strip():
+                    message = text
+            except (cel.CELError, RecursionError, ValueError, TypeError):
+                pass
+        if not message:
+            message = f"failed rule: {src.strip()}"
+        err_path = _rule_field_path(path, rule.get("fieldPath"))
+        if err_path is None:
+            err_path = path
+        field = field_path(err_path) or "<nil>"
+        reason = rule.get("reason") if rule.get("reason") in _CEL_REASONS else "FieldValueInvalid"
+        type_name = str(s.get("type", ""))
+        if reason == "FieldValueForbidden":
+            text_out = f"Forbidden: {message}"
+        elif reason == "FieldValueRequired":
+            text_out = f"Required value: {message}"
+        elif reason == "FieldValueDuplicate":
+            text_out = f"Duplicate value: {_go_quote(type_name)}"
+        else:
+            text_out = f"Invalid value: {_go_quote(type_name)}: {message}"
+        yield {"reason": reason, "message": text_out, "field": field}
+
+
+def _structural_causes(
+    value: Any, s: Schema, path: list[PathPart], old: Any = _MISSING
+) -> Iterator[dict[str, Any]]:
+    """``x-kubernetes-list-type`` set/map uniqueness, embedded apiVersion/kind
+    and CEL rules, walking ``value`` (and the correlated ``old`` value) along
+    the schema."""
+    yield from _cel_causes(value, s, path, old)
     if isinstance(value, dict):
         if s.get(_EMBEDDED):
             for key in ("apiVersion", "kind"):
@@ -692,11 +778,13 @@ def _list_type_causes(value: Any, s: Schema, path: list[PathPart]) -> Iterator[d
                     yield _cause("FieldValueRequired", msg, [*path, key])
         props: dict[str, Schema] = s.get("properties") or {}
         addl = s.get("additionalProperties")
+        old_map = old if isinstance(old, dict) else {}
         for key, v in value.items():
+            sub_old = old_map.get(key, _MISSING)
             if key in props:
-                yield from _list_type_causes(v, props[key], [*path, key])
+                yield from _structural_causes(v, props[key], [*path, key], sub_old)
             elif isinstance(addl, dict):
-                yield from _list_type_causes(v, addl, [*path, key])
+                yield from _structural_causes(v, addl, [*path, key], sub_old)
     elif isinstance(value, list):
         list_type = s.get(_LIST_TYPE)
         if list_type == "set":
@@ -708,8 +796,8 @@ def _list_type_causes(value: Any, s: Schema, path: list[PathPart]) -> Iterator[d
                     )
                 else:
                     seen.append(item)
-        elif list_type == "map":
-            keys: list[str] = list(s.get(_LIST_MAP_KEYS) or [])
+        keys: list[str] = list(s.get(_LIST_MAP_KEYS) or [])
+        if list_type == "map":
             seen_keys: list[dict[str, Any]] = []
             for i, item in enumerate(value):
                 if not isinstance(item, dict):
@@ -722,11 +810,20 @@ def _list_type_causes(value: Any, s: Schema, path: list[PathPart]) -> Iterator[d
                     seen_keys.append(km)
         items = s.get("items")
         if isinstance(items, dict):
+            # Old items correlate only for list-type map (by key) and set (by value).
+            old_by_key: dict[str, Any] = {}
+            if list_type == "map" and isinstance(old, list):
+                for o in old:
+                    if isinstance(o, dict):
+                        old_by_key[json.dumps({k: o.get(k) for k in keys}, sort_keys=True)] = o
             for i, item in enumerate(value):
-                yield from _list_type_causes(item, items, [*path, i])
-
-
-_MISSING = object()
+                item_old: Any = _MISSING
+                if list_type == "map" and isinstance(item, dict):
+                    item_key = json.dumps({k: item.get(k) for k in keys}, sort_keys=True)
+                    item_old = old_by_key.get(item_key, _MISSING)
+                elif list_type == "set" and isinstance(old, list) and item in old:
+                    item_old = item
+                yield from _structural_causes(item, items, [*path, i], item_old)
 
 
 def _lookup(obj: Any, path: Sequence[PathPart]) -> Any:
@@ -762,7 +859,7 @@ def validate_value(schema: Schema, obj: Any, *, old: Any = None) -> list[dict[st
         ):
             continue
         causes.extend(_error_causes(err))
-    causes.extend(_list_type_causes(obj, schema, []))
+    causes.extend(_structural_causes(obj, schema, [], _MISSING if old is None else old))
     return causes
 
 

@@ -280,3 +280,29 @@ def test_repository_balancer_crd_and_sample() -> None:
     bad["spec"]["ports"][0]["port"] = 0
     causes = validate_custom_object(rt, bad)
     assert [c["field"] for c in causes] == ["spec.ports[0].port"]
+
+
+def test_repository_balancer_cel_rules() -> None:
+    """The Balancer CRD's x-kubernetes-validations rules are enforced."""
+    root = pathlib.Path(__file__).resolve().parents[3]
+    crd_path = root / "crds" / "balancer.yaml"
+    sample_path = root / "crds" / "samples" / "balancer.yaml"
+    if not crd_path.exists() or not sample_path.exists():
+        pytest.skip("crds/balancer.yaml not present")
+    (rt,) = crd_to_resource_types(yaml.safe_load(crd_path.read_text()))
+    sample = yaml.safe_load(sample_path.read_text())
+
+    long_name = copy.deepcopy(sample)
+    long_name["metadata"]["name"] = "b" * 53  # <= 63, but 53 + len("v1") > 54
+    causes = validate_custom_object(rt, long_name)
+    assert [c["field"] for c in causes] == ["<nil>"]
+    assert causes[0]["message"].startswith('Invalid value: "object": metadata.name and each')
+
+    dup = copy.deepcopy(sample)
+    dup["spec"]["ports"].append({"name": "http2", "port": 80, "targetPort": 8080})
+    causes = validate_custom_object(rt, dup)
+    assert [(c["field"], c["message"]) for c in causes] == [
+        ("spec.ports", 'Invalid value: "array": each (port, protocol) pair must be unique')
+    ]
+    dup["spec"]["ports"][1]["protocol"] = "UDP"
+    assert validate_custom_object(rt, dup) == []
