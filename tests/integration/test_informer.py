@@ -197,6 +197,8 @@ def test_compacted_history_forces_relist_with_tombstones(
     inf.start(stop)
     assert wait_for_cache_sync(stop, inf.has_synced, timeout=10)
     wait_for(lambda: len(watch_requests(apiserver)) == 1)
+    client.patch("keep", {"data": {"v": "1", "x": "y"}}, "default")  # the watch sees an event
+    wait_for(lambda: len(rec.snapshot()) == 3)
     # Keep the informer from re-watching (429 = retry the watch later, no relist)...
     apiserver.fail_next(429, times=1000, method="GET", path_regex=r"configmaps\?.*watch=true")
     apiserver.drop_watches()
@@ -209,7 +211,7 @@ def test_compacted_history_forces_relist_with_tombstones(
     apiserver.clear_faults()
     wait_for(lambda: ("tombstone", "default/doomed") in rec.snapshot(), timeout=30)
     wait_for(lambda: sorted(inf.get_store().list_keys()) == ["default/keep", "default/new"])
-    tail = rec.snapshot()[2:]
+    tail = rec.snapshot()[3:]
     assert ("add", "new", "1", False) in tail
     assert ("update", "keep", "2") in tail
     assert len(list_requests(apiserver)) >= 2
