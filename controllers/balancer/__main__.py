@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runner.join(0.5)
     finally:
         logger.info("shutting down")
-        bc.factory.shutdown()
+        bc.shutdown()
         for server in servers:
             if server is not None:
                 server.shutdown()

@@ -119,6 +119,7 @@ class BalancerController:
             api_client, resync_period=resync_period, namespace=self.namespace
         )
         self.queue = queue if queue is not None else RateLimitingQueue(name=QUEUE_NAME)
+        self._owns_recorder = recorder is None
         self.recorder = recorder if recorder is not None else EventRecorder(api_client, COMPONENT)
 
         self.informers = {
@@ -173,10 +174,20 @@ class BalancerController:
         self.controller.run(workers, stop)
         logger.info("controller=%s action=stopped", CONTROLLER_NAME)
 
+    def shutdown(self, event_flush_timeout: float = 2.0) -> None:
+        """Stop the informers and flush pending Events (at most ``event_flush_timeout`` s).
+
+        Call after the workers returned. A recorder passed in by the caller is
+        the caller's to shut down.
+        """
+        self.factory.shutdown()
+        if self._owns_recorder:
+            self.recorder.shutdown(event_flush_timeout)
+
     def run(self, workers: int, stop: threading.Event) -> None:
-        """Start informers, run workers until ``stop``, then shut the informers down."""
+        """Start informers, run workers until ``stop``, then shut everything down."""
         self.start_informers(stop)
         try:
             self.run_workers(workers, stop)
         finally:
-            self.factory.shutdown()
+            self.shutdown()
