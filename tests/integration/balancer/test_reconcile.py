@@ -521,3 +521,19 @@ def test_available_condition_follows_deployment_status(
     reconciled = cluster.condition("balancer-sample", "default", "Reconciled")
     assert reconciled is not None
     assert reconciled["status"] == "True"
+
+
+def test_recreated_balancer_converges_after_old_children_are_collected(
+    cluster: Cluster, controller: BalancerController
+) -> None:
+    old = cluster.create_balancer(sample_balancer())
+    wait_for(lambda: cluster.converged("balancer-sample"), what="first convergence")
+    cluster.balancers.delete("balancer-sample", namespace="default")
+    new = cluster.create_balancer(sample_balancer())
+    assert new["metadata"]["uid"] != old["metadata"]["uid"]
+    # the old children (owned by the old uid) are foreign until the garbage
+    # collector removes them; their deletion events map to the same key
+    wait_for(lambda: cluster.converged("balancer-sample"), timeout=15, what="reconvergence")
+    for svc in cluster.services.list(namespace="default")["items"]:
+        if svc["metadata"]["name"].startswith("balancer-sample"):
+            assert svc["metadata"]["ownerReferences"][0]["uid"] == new["metadata"]["uid"]
