@@ -7,7 +7,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from kubernetes import client
+from kubernetes import client, dynamic
 
 from pycontroller.testing import APIServer
 
@@ -83,3 +83,45 @@ def test_openapi_v3_index_and_documents(apiserver: APIServer) -> None:
     assert dep["x-kubernetes-group-version-kind"][0]["kind"] == "Deployment"
     code, _, _ = get(apiserver, "/openapi/v2")
     assert code == 404
+
+
+def test_dynamic_client_discovers_crds(apiserver_factory: Any) -> None:
+    """The ``kubernetes`` DynamicClient walks legacy discovery per group/version."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"size": {"type": "integer", "default": 1}},
+            }
+        },
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "subresources": {"status": {}},
+                }
+            ],
+        },
+    }
+    server = apiserver_factory(crds=[crd])
+    dyn = dynamic.DynamicClient(server.api_client())
+    widgets = dyn.resources.get(api_version="example.com/v1", kind="Widget")
+    assert widgets.name == "widgets" and widgets.namespaced
+    assert widgets.status is not None and widgets.status.name == "widgets/status"
+    body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {}}
+    created = widgets.create(body=body, namespace="default")
+    assert created.spec.size == 1
+    deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
+    assert deployments.name == "deployments" and "deploy" in deployments.short_names
