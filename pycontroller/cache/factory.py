@@ -120,7 +120,7 @@ class SharedInformerFactory:
         """A ``Lister`` over the cache of that resource's informer (created if needed)."""
         from .lister import Lister
 
-        return Lister(self.for_resource(group, version, plural).get_indexer())
+        return Lister(self.for_resource(group, version, plural).get_indexer(), resource=plural)
 
     def informers(self) -> dict[str, SharedIndexInformer]:
         """Every informer made so far, keyed ``"group/version/plural"``."""
