@@ -60,6 +60,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "apply_defaults",
+    "field_path",
+    "go_value",
     "prune",
     "unknown_fields",
     "validate_custom_object",
