@@ -14,7 +14,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from pycontroller.testing.apiserver.status import StatusError, for_code
+from pycontroller.testing.apiserver.status import for_code
 
 __all__ = ["Faults"]
 
@@ -97,6 +97,3 @@ class Faults:
             else:
                 return
         raise err
-
-
-_ = StatusError

@@ -19,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import select
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -40,7 +42,6 @@ from pycontroller.testing.apiserver.status import (
     bad_request,
     internal_error,
     method_not_allowed,
-    status_body,
 )
 from pycontroller.testing.apiserver.watch import Watcher
 
@@ -222,11 +223,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self._handle(method, raw_path, body)
                 code = 200  # only watches return normally (already logged)
                 logged = True
+            # Log before answering: a client that reads the log right after
+            # the response must find its request there.
             except _Response as resp:
                 code = resp.code
+                app.record(method, raw_path, code)
+                logged = True
                 self._send(resp.code, resp.body, resp.ctype, resp.headers)
             except StatusError as err:
                 code = err.code
+                app.record(method, raw_path, code)
+                logged = True
                 self._send(err.code, _json.dumps(err.body), JSON, err.headers)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
@@ -235,6 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
             code = 500
             try:
                 e = internal_error(str(err))
+                if not logged:
+                    app.record(method, raw_path, code)
+                    logged = True
                 self._send(500, _json.dumps(e.body))
             except OSError:
                 self.close_connection = True
@@ -420,18 +430,33 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Warning"] = ", ".join(
                 '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in opts.warnings
             )
-        if "as=Table" in accept.replace(" ", ""):
+        table = self._table_mode(accept)
+        if table is not None:
             to_table = _optional("table", "to_table")
             if to_table is not None:
-                include = "Metadata"
-                if "includeObject=Object" in self.path:
-                    include = "Object"
-                elif "includeObject=None" in self.path:
-                    include = "None"
-                raise _Response(
-                    code, _json.dumps(to_table(rt, obj, include_object=include)), JSON, headers
-                )
+                body = _json.dumps(to_table(rt, obj, include_object=table))
+                raise _Response(code, body, JSON, headers)
         raise _Response(code, _json.dumps(obj), JSON, headers)
+
+    def _table_mode(self, accept: str) -> str | None:
+        """The ``includeObject`` policy when the client asked for a Table, else None."""
+        if "as=Table" not in accept.replace(" ", ""):
+            return None
+        query = urlsplit(self.path).query
+        include = parse_qs(query).get("includeObject", ["Metadata"])[-1]
+        return include if include in ("Metadata", "Object", "None") else "Metadata"
+
+    def _peer_closed(self) -> bool:
+        """True when the client has closed its end (checked while a watch is idle,
+        so abandoned streams do not linger until the next event)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
+            return peeked == b""
+        except (OSError, ValueError):
+            return True
 
     # --- watch -------------------------------------------------------------------
 
@@ -469,6 +494,8 @@ class _Handler(BaseHTTPRequestHandler):
             except ValueError as err:
                 raise bad_request(f'invalid resource version "{rv_param}"') from err
         watcher = Watcher((rt.group, rt.plural), namespace, sel)
+        table = self._table_mode(self.headers.get("Accept") or "")
+        to_table = _optional("table", "to_table") if table is not None else None
         sock = self.connection
 
         def abort() -> None:
@@ -484,19 +511,26 @@ class _Handler(BaseHTTPRequestHandler):
                 raise
             error_event = _json.dumps({"type": "ERROR", "object": err.body}) + b"\n"
         # Headers: stream starts.
+        app.record("GET", self.path, 200)
         self.send_response(200)
         self.send_header("Content-Type", JSON)
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
-        app.record("GET", self.path, 200)
         if error_event is not None:
             self._chunk(error_event)
             self._chunk(b"")
             return
         app.register_watch(watcher)
         try:
-            self._stream(watcher, rt, timeout, bookmarks, send_initial)
+            self._stream(
+                watcher,
+                rt,
+                timeout,
+                bookmarks,
+                send_initial,
+                (lambda o: to_table(rt, o, include_object=table)) if to_table else None,
+            )
         finally:
             app.storage.unwatch(watcher)
             app.unregister_watch(watcher)
@@ -526,7 +560,12 @@ class _Handler(BaseHTTPRequestHandler):
         timeout: float | None,
         bookmarks: bool,
         send_initial: bool,
+        convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
+        """Write queued events until timeout, close, drop or server stop.
+
+        ``convert`` turns each object into what is sent (a Table for
+        ``as=Table`` watches); events are otherwise encoded once and shared."""
         app = self.server.app
         start = time.monotonic()
         deadline = start + timeout if timeout is not None else None
@@ -556,7 +595,10 @@ class _Handler(BaseHTTPRequestHandler):
                     buf = bytearray()
                     n = 0
                     while item is not None:
-                        if item.event is not None:
+                        if convert is not None:
+                            obj = item.event.obj if item.event is not None else item.obj or {}
+                            buf += _json.dumps({"type": item.type, "object": convert(obj)}) + b"\n"
+                        elif item.event is not None:
                             buf += item.event.encode(item.type, api_version)
                         else:
                             obj = item.obj or {}
@@ -576,6 +618,9 @@ class _Handler(BaseHTTPRequestHandler):
                         self._chunk(self._bookmark(rt, rv, initial_end=True))
                         pending_initial_end = False
                     continue
+                if self._peer_closed():
+                    self.close_connection = True
+                    return
                 if bookmarks and time.monotonic() >= next_bookmark:
                     rv = app.storage.bookmark_rv(watcher)
                     if rv is not None:
@@ -618,6 +663,3 @@ class _HTTPServer(ThreadingHTTPServer):
 
 def make_http_server(host: str, port: int, app: APIServer) -> _HTTPServer:
     return _HTTPServer((host, port), app)
-
-
-_ = status_body
