@@ -251,6 +251,11 @@ def test_kubectl_custom_resource_lifecycle(kubectl: Kubectl) -> None:
     assert rows[1][:3] == ["w1", "2", "blue"]  # default applied
     assert rows[1][3].endswith("s") or rows[1][3].endswith("m")  # Ready empty -> age next
 
+    rows = table(kubectl("get", "crd").stdout)
+    assert rows[0] == ["NAME", "CREATED", "AT"] and rows[1][0] == "widgets.example.com"
+    explain = kubectl("explain", "widgets.spec").stdout
+    assert "size\t<integer> -required-" in explain and "color\t<string>" in explain
+
     yaml_out = kubectl("get", "wd", "w1", "-o", "yaml").stdout
     assert "color: blue" in yaml_out and "size: 2" in yaml_out
     assert "kubectl.kubernetes.io/last-applied-configuration" in yaml_out
