@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging_setup.configure(args.log_level, args.log_format)
 
-    from pycontroller.config import load_config
+    from pycontroller.config import ConfigError, load_config
     from pycontroller.signals import setup_signal_handler
     from pycontroller.workqueue import PrometheusMetricsProvider, set_global_metrics_provider
 
@@ -167,7 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.embedded:
         workdir = tempfile.TemporaryDirectory(prefix="balancer-embedded-")
         embedded, kubeconfig = _start_embedded(Path(workdir.name))
-    api_client = load_config(kubeconfig=kubeconfig, master=args.master)
+    try:
+        api_client = load_config(kubeconfig=kubeconfig, master=args.master)
+    except ConfigError as err:
+        logger.error("no usable API server configuration: %s", err)
+        if embedded is not None:
+            embedded.stop()
+        return 2
 
     bc = BalancerController(
         api_client,
