@@ -842,6 +842,11 @@ def _lookup(obj: Any, path: Sequence[PathPart]) -> Any:
     return cur
 
 
+def _error_order(err: jsonschema.ValidationError) -> list[tuple[int, int, str]]:
+    """Errors sorted by path, array indices numerically (``[2]`` before ``[10]``)."""
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in err.absolute_path]
+
+
 def validate_value(schema: Schema, obj: Any, *, old: Any = None) -> list[dict[str, Any]]:
     """Validate ``obj`` against ``schema`` without pruning or defaulting.
 
@@ -851,7 +856,7 @@ def validate_value(schema: Schema, obj: Any, *, old: Any = None) -> list[dict[st
     """
     validator = _compiled(schema).validator
     causes: list[dict[str, Any]] = []
-    for err in sorted(validator.iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path]):
+    for err in sorted(validator.iter_errors(obj), key=_error_order):
         path = list(err.absolute_path)
         if (
             old is not None

@@ -529,3 +529,19 @@ def test_kubebuilder_style_conditions() -> None:
         "status.conditions[1].lastTransitionTime",
         "status.conditions[1].reason",
     ]
+
+
+def test_errors_ordered_by_path_with_numeric_indices() -> None:
+    ports = [{"port": 0 if i in (2, 10) else i + 1} for i in range(11)]
+    rt = ResourceType(
+        group="example.com",
+        version="v1",
+        kind="Widget",
+        plural="widgets",
+        schema={"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "ports": {"type": "array", "items": PORT_SCHEMA}}}}},
+        crd_name="widgets.example.com",
+    )  # fmt: skip
+    o = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {}, "spec": {"ports": ports}}
+    fields = [c["field"] for c in validate_custom_object(rt, o)]
+    assert fields == ["spec.ports[2].port", "spec.ports[10].port"]
