@@ -493,7 +493,9 @@ class _Handler(BaseHTTPRequestHandler):
                 since = int(rv_param)
             except ValueError as err:
                 raise bad_request(f'invalid resource version "{rv_param}"') from err
-        watcher = Watcher((rt.group, rt.plural), namespace, sel)
+        watcher = Watcher(
+            (rt.group, rt.plural), namespace, sel, capacity=max(1, app.max_watch_backlog)
+        )
         table = self._table_mode(self.headers.get("Accept") or "")
         to_table = _optional("table", "to_table") if table is not None else None
         sock = self.connection
@@ -580,7 +582,7 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 if watcher.closed or app.stopping.is_set():
                     self.close_connection = True
-                    if watcher.closed_reason == "dropped":
+                    if watcher.closed_reason in ("dropped", "too slow"):
                         return  # connection already torn down: no terminating chunk
                     break
                 wait = 0.5

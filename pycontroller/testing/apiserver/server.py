@@ -132,6 +132,9 @@ class APIServer:
         self.host = host
         self.port = port
         self.bookmark_interval = bookmark_interval
+        # Events a watch may have queued but not yet sent before it is closed
+        # as too slow (kube-apiserver terminates such watchers too).
+        self.max_watch_backlog = 100_000
         self.registry = Registry(builtin_types())
         self.storage = Storage(history_size)
         self.rest = REST(self.storage, self.registry, Defaulter())

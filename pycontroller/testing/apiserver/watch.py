@@ -123,6 +123,7 @@ class Watcher:
         self._append(WatchItem(etype, None, obj))
 
     def _append(self, item: WatchItem) -> None:
+        overflow = False
         with self._cond:
             if self.closed:
                 return
@@ -130,9 +131,17 @@ class Watcher:
                 self.closed = True
                 self.closed_reason = "too slow"
                 self._queue.clear()
+                overflow = True
             else:
                 self._queue.append(item)
             self._cond.notify()
+        if overflow:
+            # The stream's thread may be blocked writing to a client that does
+            # not read: tear the connection down so it can finish.
+            cb = self.on_abort
+            if cb is not None:
+                with contextlib.suppress(OSError):
+                    cb()
 
     # --- consumer side -------------------------------------------------------------
 

@@ -314,3 +314,49 @@ def test_slow_watcher_does_not_block_writers(apiserver: APIServer) -> None:
         request(apiserver, "POST", CM, cm(f"c{i}", big=big))
     assert time.monotonic() - t0 < 10
     sock.close()
+
+
+def wait_watch_count(server: APIServer, n: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while server.watch_count() != n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.watch_count() == n
+
+
+def test_abandoned_watch_is_cleaned_up(apiserver: APIServer) -> None:
+    s = Stream(apiserver, f"{CM}?watch=true")
+    wait_watch_count(apiserver, 1)
+    s.close()
+    wait_watch_count(apiserver, 0)
+
+
+def test_too_slow_watcher_is_closed(apiserver: APIServer) -> None:
+    apiserver.max_watch_backlog = 5
+    u = urlsplit(apiserver.url)
+    sock = socket.create_connection((u.hostname, u.port))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall(f"GET {CM}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    wait_watch_count(apiserver, 1)
+    big = "x" * 50000
+    for i in range(100):
+        request(apiserver, "POST", CM, cm(f"c{i}", big=big))
+        if apiserver.watch_count() == 0:
+            break
+    wait_watch_count(apiserver, 0)
+    sock.close()
+    # A fast watcher with the same limit keeps up.
+    s = Stream(apiserver, f"{CM}?watch=true&resourceVersion={apiserver.resource_version}")
+    request(apiserver, "POST", CM, cm("fast"))
+    assert names(s.take(1)) == [("ADDED", "fast")]
+    s.close()
+
+
+def test_fail_next_on_watch_and_single_object_watch(apiserver: APIServer) -> None:
+    apiserver.fail_next(status=503, path_regex=r"watch=true")
+    assert request(apiserver, "GET", f"{CM}?watch=true")[0] == 503
+    s = Stream(apiserver, "/api/v1/watch/namespaces/default/configmaps/one")
+    assert s.status == 200
+    request(apiserver, "POST", CM, cm("two"))
+    request(apiserver, "POST", CM, cm("one"))
+    assert names(s.take(1)) == [("ADDED", "one")]
+    s.close()
