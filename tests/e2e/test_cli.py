@@ -284,3 +284,42 @@ def test_cli_leader_election_acquires_and_releases_the_lease(
         assert not released["spec"].get("holderIdentity")
     finally:
         proc.kill()
+
+
+def test_cli_not_ready_without_api_server_and_still_stops(tmp_path: Path) -> None:
+    # Nothing listens on the port of a server we started and stopped.
+    srv = APIServer()
+    srv.start()
+    url = srv.url
+    srv.stop()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "gone", "cluster": {"server": url}}],
+                "users": [{"name": "u", "user": {}}],
+                "contexts": [{"name": "c", "context": {"cluster": "gone", "user": "u"}}],
+                "current-context": "c",
+            }
+        )
+    )
+    proc = Proc(
+        [
+            "--kubeconfig",
+            str(kubeconfig),
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+        ]
+    )
+    try:
+        port = int(proc.wait_for_line(r"serving health probes on 127\.0\.0\.1:(\d+)").group(1))
+        assert http_get(f"http://127.0.0.1:{port}/healthz")[0] == 200
+        time.sleep(0.5)
+        assert http_get(f"http://127.0.0.1:{port}/readyz")[0] == 500
+        assert proc.terminate_and_wait(10.0) == 0, proc.output()
+    finally:
+        proc.kill()
