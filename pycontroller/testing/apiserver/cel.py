@@ -47,7 +47,7 @@ class _Unsupported(CELError):
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
-  | (?P<num>0[xX][0-9a-fA-F]+[uU]?|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?)
+  | (?P<num>0[xX][0-9a-fA-F]+[uU]?|\d*\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+[uU]?)
   | (?P<str>[rR]?(?:'''(?:.|\n)*?'''|\"\"\"(?:.|\n)*?\"\"\"
               |'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))
   | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
@@ -97,6 +97,16 @@ def _unescape(body: str) -> str:
     return "".join(out)
 
 
+def _number(text: str) -> _Tok:
+    if text[-1] in "uU":
+        return _Tok("num", text, int(text[:-1], 0))
+    if text.lower().startswith("0x"):
+        return _Tok("num", text, int(text, 16))
+    if any(c in text for c in ".eE"):
+        return _Tok("num", text, float(text))
+    return _Tok("num", text, int(text))
+
+
 def _lex(src: str) -> list[_Tok]:
     toks: list[_Tok] = []
     pos = 0
@@ -110,20 +120,19 @@ def _lex(src: str) -> list[_Tok]:
         if kind == "ws":
             continue
         if kind == "num":
-            if text[-1] in "uU":
-                toks.append(_Tok("num", text, int(text[:-1], 0)))
-            elif text.lower().startswith("0x"):
-                toks.append(_Tok("num", text, int(text, 16)))
-            elif any(c in text for c in ".eE"):
-                toks.append(_Tok("num", text, float(text)))
-            else:
-                toks.append(_Tok("num", text, int(text)))
+            try:
+                toks.append(_number(text))
+            except ValueError as err:
+                raise CELError(f"bad number {text!r}") from err
         elif kind == "str":
             raw = text[0] in "rR"
             body = text[1:] if raw else text
             q = 3 if body[:3] in ("'''", '"""') else 1
             inner = body[q:-q]
-            toks.append(_Tok("str", text, inner if raw else _unescape(inner)))
+            try:
+                toks.append(_Tok("str", text, inner if raw else _unescape(inner)))
+            except ValueError as err:
+                raise CELError(f"bad escape in {text!r}") from err
         else:
             toks.append(_Tok(kind or "op", text))
     toks.append(_Tok("eof", ""))
@@ -145,10 +154,10 @@ class _Parser:
         self.i = 0
 
     def peek(self) -> _Tok:
-        return self.toks[self.i]
+        return self.toks[min(self.i, len(self.toks) - 1)]
 
     def next(self) -> _Tok:
-        t = self.toks[self.i]
+        t = self.peek()
         self.i += 1
         return t
 

@@ -688,6 +688,18 @@ def _error_causes(err: jsonschema.ValidationError) -> Iterator[dict[str, Any]]:
 
 
 _MISSING = object()
+# What a rule outside our CEL subset may raise; such a rule is skipped.
+_CEL_FAILURES = (
+    cel.CELError,
+    RecursionError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    ZeroDivisionError,
+    OverflowError,
+)
 _CEL_REASONS = {
     "FieldValueInvalid",
     "FieldValueForbidden",
@@ -732,7 +744,7 @@ def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterat
             continue
         try:
             result = cel.evaluate(src, value, old) if transition else cel.evaluate(src, value)
-        except (cel.CELError, RecursionError, ValueError, TypeError) as err:
+        except _CEL_FAILURES as err:
             logger.debug("CEL rule %r not evaluated: %s", src, err)
             continue
         if result is not False:
@@ -744,7 +756,7 @@ def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterat
                 text = cel.evaluate(expr, value)
                 if isinstance(text, str) and text.strip():
                     message = text
-            except (cel.CELError, RecursionError, ValueError, TypeError):
+            except _CEL_FAILURES:
                 pass
         if not message:
             message = f"failed rule: {src.strip()}"

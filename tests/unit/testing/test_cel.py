@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import random
 from typing import Any
 
 import pytest
@@ -188,3 +190,19 @@ def test_transition_rules_need_old_values() -> None:
         ("spec.mode", 'Invalid value: "string": mode is immutable'),
         ("spec.items[0].size", 'Invalid value: "integer": size may not shrink'),
     ]
+
+
+def test_garbage_only_raises_cel_error() -> None:
+    """Any input either evaluates or raises CELError (never another exception)."""
+    rng = random.Random(7)
+    alphabet = list("self.a.b[0]()'\"!&|=<>+-*/%?:,{} 123 size all exists has in true null x\\u")
+    for _ in range(3000):
+        src = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30)))
+        with contextlib.suppress(CELError):
+            evaluate(src, {"a": {"b": [1, 2]}}, {"a": {}})
+
+
+def test_number_literals() -> None:
+    assert evaluate("0x10 == 16 && 3u == 3 && 1e3 == 1000.0 && .5 == 0.5", None) is True
+    with pytest.raises(CELError):
+        evaluate("2.u", None)
