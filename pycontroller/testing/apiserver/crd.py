@@ -47,6 +47,12 @@ _DNS1123_SUBDOMAIN = re.compile(
 )
 _VERSION_NAME = _DNS1035_LABEL
 _PRINTER_COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+_RULE_REASONS = (
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+)
 _SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
 
 Cause = dict[str, Any]
@@ -345,6 +351,24 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
             _schema_path([*path, "x-kubernetes-list-map-keys"]),
             "must only be used if x-kubernetes-list-type is map",
         )
+    rules = s.get("x-kubernetes-validations")
+    if rules is not None:
+        rules_path = [*path, "x-kubernetes-validations"]
+        if not isinstance(rules, list):
+            yield _invalid(_schema_path(rules_path), rules, "must be a list of rules")
+        else:
+            for i, rule in enumerate(rules):
+                if not isinstance(rule, dict) or not str(rule.get("rule", "")).strip():
+                    yield _required(_schema_path([*rules_path, i, "rule"]))
+                    continue
+                reason = rule.get("reason")
+                if reason is not None and reason not in _RULE_REASONS:
+                    yield _unsupported(_schema_path([*rules_path, i, "reason"]), reason,
+                                       _RULE_REASONS)  # fmt: skip
+                message = rule.get("message")
+                if isinstance(message, str) and ("\n" in message or "\r" in message):
+                    yield _invalid(_schema_path([*rules_path, i, "message"]), message,
+                                   "message must not contain line breaks")  # fmt: skip
     # A default must itself validate (kube also requires it to be pruned).
     if "default" in s and not root:
         default = s["default"]

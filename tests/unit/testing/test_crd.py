@@ -306,3 +306,18 @@ def test_repository_balancer_cel_rules() -> None:
     ]
     dup["spec"]["ports"][1]["protocol"] = "UDP"
     assert validate_custom_object(rt, dup) == []
+
+
+def test_validation_rules_are_checked() -> None:
+    crd = make_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [
+        {"rule": "self.size > 0", "message": "ok", "reason": "FieldValueInvalid"},
+        {"rule": "  "},
+        {"rule": "true", "reason": "Nope"},
+        {"rule": "true", "message": "two\nlines"},
+    ]
+    base = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+    f = fields(crd)
+    assert set(f) == {f"{base}[1].rule", f"{base}[2].reason", f"{base}[3].message"}
+    assert f[f"{base}[2].reason"]["reason"] == "FieldValueNotSupported"
