@@ -23,18 +23,24 @@ import sys, time
 from pycontroller.signals import setup_signal_handler
 stop = setup_signal_handler()
 print("ready", flush=True)
-stop.wait()
+if sys.argv[2] == "spin":
+    # Spend most of the time inside Event.wait's locked section, where a
+    # handler that took the Event's lock itself would deadlock.
+    while not stop.wait(0.00001):
+        pass
+else:
+    stop.wait()
 print("stopping", flush=True)
 time.sleep(float(sys.argv[1]))
 print("graceful exit", flush=True)
 """
 
 
-def spawn(shutdown_seconds: float) -> subprocess.Popen[str]:
+def spawn(shutdown_seconds: float, mode: str = "block") -> subprocess.Popen[str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(shutdown_seconds)],
+        [sys.executable, "-c", CHILD, str(shutdown_seconds), mode],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -49,6 +55,16 @@ def spawn(shutdown_seconds: float) -> subprocess.Popen[str]:
 def test_first_signal_sets_event_and_lets_process_finish(sig: signal.Signals) -> None:
     proc = spawn(0.0)
     proc.send_signal(sig)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert out.split() == ["stopping", "graceful", "exit"]
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_signal_during_busy_wait_never_deadlocks(attempt: int) -> None:
+    proc = spawn(0.0, "spin")
+    time.sleep(0.01 * attempt)
+    proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert out.split() == ["stopping", "graceful", "exit"]
