@@ -266,19 +266,25 @@ def test_kubectl_custom_resource_lifecycle(kubectl: Kubectl) -> None:
     size = kubectl("get", "widget", "w1", "-o", "jsonpath={.spec.size}").stdout
     assert size == "4"
 
-    # Watch sees a change made by kubectl patch.
+    # Watches (jsonpath and server-side Table output) see a change made by kubectl patch.
     proc = kubectl.popen(
         "get", "widget", "w1", "--watch", "-o", "jsonpath={.spec.size}{'\\n'}",
         "--request-timeout=30s",
     )  # fmt: skip
+    table_proc = kubectl.popen("get", "widgets", "--watch", "--request-timeout=30s")
     try:
         reader = LineReader(proc)
+        table_reader = LineReader(table_proc)
         reader.wait_for(lambda lines: "4" in lines)
+        table_reader.wait_for(lambda lines: any(ln.split()[:2] == ["w1", "4"] for ln in lines))
         out = kubectl("patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"size":9}}').stdout
         assert "patched" in out
         reader.wait_for(lambda lines: "9" in lines)
+        table_reader.wait_for(lambda lines: any(ln.split()[:2] == ["w1", "9"] for ln in lines))
+        assert table_reader.lines[0].split() == ["NAME", "SIZE", "COLOR", "READY", "AGE"]
     finally:
         stop(proc)
+        stop(table_proc)
 
     # Server-side validation through kubectl's default --validate=strict.
     bad = kubectl.write("bad.yaml", WIDGET_YAML.format(size=0).replace("w1", "bad"))
