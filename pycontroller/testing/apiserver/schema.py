@@ -285,11 +285,10 @@ def _prune_value(
     value: Any, s: Schema, path: list[PathPart], dropped: list[str], *, mutate: bool
 ) -> None:
     if isinstance(value, dict):
+        # A dict under a non-object schema (wrong type, int-or-string, bare
+        # preserve-unknown-fields) is left alone; validation reports type errors.
         if _is_object_schema(s) or s.get(_EMBEDDED):
             _prune_object(value, s, path, dropped, root=False, mutate=mutate)
-        elif not s.get(_PRESERVE) and not s.get(_INT_OR_STRING) and s.get("type"):
-            # A non-object type holding an object: validation reports it.
-            return
     elif isinstance(value, list):
         items = s.get("items")
         if isinstance(items, dict):
