@@ -149,6 +149,9 @@ class LeaseLock:
     RuntimeError("lease not initialized, call get or create first").
     ``labels`` are put on the Lease on create and merged in on update.
     ``client`` replaces the ResourceClient built from ``api_client`` (tests).
+    ``request_timeout`` bounds each lease request (client-go uses
+    ``max(renew_deadline / 2, 1 s)``; 5 s matches the default 10 s deadline):
+    a hung request is only counted as a failed renewal once it returns.
     ``event_recorder`` (optional) receives "<identity> became leader" /
     "<identity> stopped leading" Normal events about the Lease.
     """
@@ -163,9 +166,16 @@ class LeaseLock:
         labels: Mapping[str, str] | None = None,
         event_recorder: _EventRecorderLike | None = None,
         client: LeaseClient | None = None,
+        request_timeout: float = 5.0,
     ) -> None:
         if client is None:
-            client = ResourceClient(api_client, "coordination.k8s.io", "v1", "leases")
+            client = ResourceClient(
+                api_client,
+                "coordination.k8s.io",
+                "v1",
+                "leases",
+                request_timeout=request_timeout,
+            )
         self._client = client
         self.namespace = namespace
         self.name = name

@@ -215,3 +215,19 @@ def test_leader_events_are_recorded(
         assert involved["kind"] == "Lease" and involved["name"] == LEASE
     finally:
         recorder.shutdown()
+
+
+def test_slow_renewals_past_the_deadline_stop_leading(
+    apiserver: APIServer, candidates: Callable[..., Candidate]
+) -> None:
+    a = candidates("a", request_timeout=0.5).start()
+    wait_for(a.started.is_set, what="a leads")
+    apiserver.set_latency(2.0, path_regex=f"/leases/{LEASE}")
+    try:
+        wait_for(a.leading_stopped.is_set, timeout=10, what="a stops leading")
+        a.thread.join(10)
+        assert not a.thread.is_alive()
+        assert a.stopped.is_set()
+        assert not a.elector.is_leader()
+    finally:
+        apiserver.set_latency(0, path_regex=f"/leases/{LEASE}")
