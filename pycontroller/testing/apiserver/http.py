@@ -148,6 +148,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Headers and body go out in separate writes: without TCP_NODELAY,
+        # Nagle + delayed ACK would add ~40 ms to every keep-alive response,
+        # and watch events must reach the client at once.
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.server.track(self.connection, True)
 
     def finish(self) -> None:
