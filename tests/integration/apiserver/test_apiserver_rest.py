@@ -574,3 +574,20 @@ def test_write_kubeconfig(apiserver: APIServer, tmp_path: Any) -> None:
     api_client = config.new_client_from_config(config_file=path)
     v1 = client.CoreV1Api(api_client)
     assert "default" in [n.metadata.name for n in v1.list_namespace().items]
+
+
+def test_keep_alive_requests_are_fast(apiserver: APIServer) -> None:
+    """Regression: responses on a keep-alive connection must not wait for
+    delayed ACKs (Nagle); 300 creates take well under a second."""
+    u = urlsplit(apiserver.url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    t0 = time.monotonic()
+    for i in range(300):
+        conn.request(
+            "POST", CM, body=json.dumps(cm(f"k{i}")), headers={"Content-Type": "application/json"}
+        )
+        resp = conn.getresponse()
+        resp.read()
+        assert resp.status == 201
+    conn.close()
+    assert time.monotonic() - t0 < 5.0
