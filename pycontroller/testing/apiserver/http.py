@@ -135,6 +135,11 @@ class _Response(Exception):
         self.headers = headers or {}
 
 
+def _warning(text: str) -> str:
+    """A ``Warning`` header value (RFC 7234 ``299 - "text"``, quotes escaped)."""
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _truthy(v: str | None) -> bool:
     return v is not None and v.lower() in ("true", "1")
 
@@ -431,10 +436,12 @@ class _Handler(BaseHTTPRequestHandler):
         opts: WriteOptions | None = None,
     ) -> None:
         headers: dict[str, str] = {}
-        if opts is not None and opts.warnings:
-            headers["Warning"] = ", ".join(
-                '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in opts.warnings
-            )
+        warnings = list(opts.warnings) if opts is not None else []
+        if rt.extra.get("deprecated"):
+            default = f"{rt.api_version} {rt.kind} is deprecated"
+            warnings.insert(0, str(rt.extra.get("deprecationWarning") or default))
+        if warnings:
+            headers["Warning"] = ", ".join(_warning(w) for w in warnings)
         table = self._table_mode(accept)
         if table is not None:
             to_table = _optional("table", "to_table")

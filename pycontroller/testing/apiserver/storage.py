@@ -207,9 +207,13 @@ class Storage:
                 if since < self._complete_from:
                     raise expired(f"too old resource version: {since} ({self._complete_from})")
                 if since < self._rv:
-                    for ev in self._history:
-                        if ev.rv > since:
-                            watcher.push(ev)
+                    newer: list[Event] = []
+                    for ev in reversed(self._history):
+                        if ev.rv <= since:
+                            break
+                        newer.append(ev)
+                    for ev in reversed(newer):
+                        watcher.push(ev)
             self._watchers.add(watcher)
 
     def unwatch(self, watcher: Watcher) -> None:

@@ -170,3 +170,53 @@ def test_table_output(server: APIServer) -> None:
     assert resp.status == 200 and table["kind"] == "Table"
     assert table["columnDefinitions"][0]["name"] == "Name"
     assert table["rows"][0]["cells"][0] == "b1"
+
+
+def gadget_crd() -> dict[str, Any]:
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            },
+        }
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Cluster",
+            "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": schema},
+                {
+                    "name": "v1beta1",
+                    "served": True,
+                    "storage": False,
+                    "deprecated": True,
+                    "schema": schema,
+                },
+            ],
+        },
+    }
+
+
+def test_multi_version_cluster_scoped_crd(apiserver: APIServer) -> None:
+    code, _, _ = request(apiserver, "POST", CRDS, gadget_crd())
+    assert code == 201
+    old = "/apis/example.com/v1beta1/gadgets"
+    new = "/apis/example.com/v1/gadgets"
+    body = {"apiVersion": "example.com/v1beta1", "kind": "Gadget", "metadata": {"name": "g"}}
+    code, headers, g = request(apiserver, "POST", old, {**body, "spec": {"a": 1}})
+    assert code == 201 and "namespace" not in g["metadata"]
+    assert headers.get("Warning") == '299 - "example.com/v1beta1 Gadget is deprecated"'
+    code, headers, g1 = request(apiserver, "GET", f"{new}/g")
+    assert code == 200 and g1["apiVersion"] == "example.com/v1" and g1["spec"] == {"a": 1}
+    assert "Warning" not in headers
+    # Namespaced paths do not exist for a cluster-scoped kind.
+    assert request(apiserver, "GET", "/apis/example.com/v1/namespaces/default/gadgets")[0] == 404
+    # One storage for both versions: the list via either version holds the object.
+    _, _, lst = request(apiserver, "GET", old)
+    assert [i["apiVersion"] for i in lst["items"]] == ["example.com/v1beta1"]
