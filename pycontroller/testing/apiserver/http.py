@@ -495,6 +495,8 @@ class _Handler(BaseHTTPRequestHandler):
             timeout = float(params["timeoutSeconds"]) if params.get("timeoutSeconds") else None
         except ValueError as err:
             raise bad_request(f"invalid timeoutSeconds: {params.get('timeoutSeconds')}") from err
+        if timeout is not None and timeout <= 0:
+            timeout = None  # kube: 0 means the server's default (no client-set deadline)
         rv_param = params.get("resourceVersion") or ""
         bookmarks = _truthy(params.get("allowWatchBookmarks"))
         send_initial = _truthy(params.get("sendInitialEvents"))

@@ -360,3 +360,16 @@ def test_fail_next_on_watch_and_single_object_watch(apiserver: APIServer) -> Non
     request(apiserver, "POST", CM, cm("one"))
     assert names(s.take(1)) == [("ADDED", "one")]
     s.close()
+
+
+def test_timeout_seconds_zero_means_no_deadline(apiserver: APIServer) -> None:
+    s = Stream(apiserver, f"{CM}?watch=true&timeoutSeconds=0")
+    request(apiserver, "POST", CM, cm("later"))
+    assert names(s.take(1)) == [("ADDED", "later")]
+    s.close()
+
+
+@pytest.mark.apiserver(bookmark_interval=0.05, history_size=3)
+def test_marker_configures_fixture(apiserver: APIServer) -> None:
+    assert apiserver.bookmark_interval == 0.05
+    assert apiserver.storage.history_size == 3
