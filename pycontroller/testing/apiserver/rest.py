@@ -53,6 +53,7 @@ from pycontroller.testing.apiserver.status import (
     invalid,
     namespace_not_found,
     not_found,
+    qualified_resource,
     unsupported_media_type,
 )
 from pycontroller.testing.apiserver.storage import Storage
@@ -479,6 +480,27 @@ class REST:
             if old is None:
                 raise not_found(rt, name)
             rv = meta.get("resourceVersion")
+            if not rv and rt.is_crd:
+                # Custom resources do not allow unconditional updates (kube's
+                # customResourceStrategy.AllowUnconditionalUpdate is false).
+                raise StatusError(
+                    422,
+                    "Invalid",
+                    f'{qualified_resource(rt)} "{name}" is invalid: metadata.resourceVersion: '
+                    "Invalid value: 0x0: must be specified for an update",
+                    {
+                        "name": name,
+                        **({"group": rt.group} if rt.group else {}),
+                        "kind": rt.plural,
+                        "causes": [
+                            {
+                                "reason": "FieldValueInvalid",
+                                "message": "Invalid value: 0x0: must be specified for an update",
+                                "field": "metadata.resourceVersion",
+                            }
+                        ],
+                    },
+                )
             if rv and str(rv) != _meta(old).get("resourceVersion"):
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, body, subresource)

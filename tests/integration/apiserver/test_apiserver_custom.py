@@ -220,3 +220,15 @@ def test_multi_version_cluster_scoped_crd(apiserver: APIServer) -> None:
     # One storage for both versions: the list via either version holds the object.
     _, _, lst = request(apiserver, "GET", old)
     assert [i["apiVersion"] for i in lst["items"]] == ["example.com/v1beta1"]
+
+
+def test_custom_resources_require_resource_version_on_update(server: APIServer) -> None:
+    _, _, b = request(server, "POST", BALANCERS, balancer())
+    del b["metadata"]["resourceVersion"]
+    code, _, st = request(server, "PUT", f"{BALANCERS}/b1", b)
+    assert code == 422 and st["reason"] == "Invalid"
+    assert st["message"] == (
+        'balancers.exposer.hliangzhao.io "b1" is invalid: metadata.resourceVersion: '
+        "Invalid value: 0x0: must be specified for an update"
+    )
+    assert st["details"]["causes"][0]["field"] == "metadata.resourceVersion"
