@@ -244,3 +244,57 @@ def default_copy(
     out = copy.deepcopy(obj)
     defaulter.default(rt, out, old)
     return out
+
+
+# --- validation ------------------------------------------------------------------
+
+
+def _cause(field: str, message: str, reason: str = "FieldValueInvalid") -> dict[str, Any]:
+    return {"reason": reason, "message": message, "field": field}
+
+
+def validate(
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """The few per-kind rules kube enforces that controllers commonly trip over:
+    a Deployment's selector is required, must match its template's labels and
+    is immutable; a Service's allocated cluster IP may not change once set."""
+    if rt.is_crd:
+        return []
+    key = (rt.group, rt.kind)
+    causes: list[dict[str, Any]] = []
+    if key == ("apps", "Deployment"):
+        spec = obj.get("spec") or {}
+        selector = spec.get("selector")
+        if not isinstance(selector, dict) or not (
+            selector.get("matchLabels") or selector.get("matchExpressions")
+        ):
+            causes.append(_cause("spec.selector", "Required value", "FieldValueRequired"))
+        else:
+            labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+            match = selector.get("matchLabels") or {}
+            if any(labels.get(k) != v for k, v in match.items()):
+                causes.append(
+                    _cause(
+                        "spec.template.metadata.labels",
+                        f"Invalid value: {_go_map(labels)}: `selector` does not match "
+                        "template `labels`",
+                    )
+                )
+            if old is not None:
+                old_sel = (old.get("spec") or {}).get("selector")
+                if old_sel is not None and old_sel != selector:
+                    causes.append(_cause("spec.selector", "Invalid value: field is immutable"))
+    elif key == ("", "Service") and old is not None:
+        new_ip = (obj.get("spec") or {}).get("clusterIP")
+        old_ip = (old.get("spec") or {}).get("clusterIP")
+        if old_ip and new_ip and new_ip != old_ip:
+            causes.append(
+                _cause("spec.clusterIPs[0]", f'Invalid value: "{new_ip}": may not change once set')
+            )
+    return causes
+
+
+def _go_map(m: dict[str, Any]) -> str:
+    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(m.items()))
+    return "map[string]string{" + inner + "}"

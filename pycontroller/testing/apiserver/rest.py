@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pycontroller import _json
+from pycontroller.testing.apiserver import builtin
 from pycontroller.testing.apiserver import crd as crd_mod
 from pycontroller.testing.apiserver import schema as schema_mod
 from pycontroller.testing.apiserver.builtin import Defaulter
@@ -434,6 +435,9 @@ class REST:
         meta["creationTimestamp"] = now_rfc3339()
         meta["generation"] = 1
         self.defaulter.default(rt, obj, None)
+        causes = builtin.validate(rt, obj, None)
+        if causes:
+            raise invalid(rt, name, causes)
         self._validate_custom(rt, obj, None, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd:
@@ -557,6 +561,9 @@ class REST:
         self._validate_meta(rt, new)
         if subresource != "status":
             self.defaulter.default(rt, new, old)
+            causes = builtin.validate(rt, new, old)
+            if causes:
+                raise invalid(rt, name, causes)
         self._validate_custom(rt, new, old, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd and subresource != "status":

@@ -591,3 +591,30 @@ def test_keep_alive_requests_are_fast(apiserver: APIServer) -> None:
         assert resp.status == 201
     conn.close()
     assert time.monotonic() - t0 < 5.0
+
+
+def test_builtin_validation_rules(raw: Raw) -> None:
+    bad = deployment("web")
+    bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    code, _, st = raw("POST", DEPLOY, bad)
+    assert code == 422
+    assert st["details"]["causes"][0]["field"] == "spec.template.metadata.labels"
+    no_sel = deployment("web")
+    del no_sel["spec"]["selector"]
+    code, _, st = raw("POST", DEPLOY, no_sel)
+    assert code == 422 and st["details"]["causes"][0]["field"] == "spec.selector"
+    _, _, d = raw("POST", DEPLOY, deployment("web"))
+    d["spec"]["selector"] = {"matchLabels": {"app": "web", "x": "y"}}
+    d["spec"]["template"]["metadata"]["labels"] = {"app": "web", "x": "y"}
+    code, _, st = raw("PUT", f"{DEPLOY}/web", d)
+    assert code == 422 and st["details"]["causes"][0]["field"] == "spec.selector"
+    svc = "/api/v1/namespaces/default/services"
+    _, _, s = raw("POST", svc, {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})
+    s["spec"]["clusterIP"] = "10.99.99.99"
+    code, _, st = raw("PUT", f"{svc}/s", s)
+    assert code == 422 and st["details"]["causes"][0]["field"] == "spec.clusterIPs[0]"
+    # Omitting allocated values on update keeps them (kube patches them in).
+    s["spec"].pop("clusterIP")
+    s["spec"].pop("clusterIPs")
+    code, _, s2 = raw("PUT", f"{svc}/s", s)
+    assert code == 200 and s2["spec"]["clusterIP"] != "10.99.99.99" and s2["spec"]["clusterIP"]
