@@ -49,11 +49,19 @@ class GarbageCollector:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # uids some object named as its owner at the last pass (replaced, never
+        # mutated, so the listener may read it without a lock). Deleting any
+        # other object needs no GC pass.
+        self._owner_uids: frozenset[str] = frozenset()
         rest.storage.add_listener(self._on_event)
 
     def _on_event(self, ev: Event) -> None:
         meta = _meta(ev.obj)
-        if ev.type == "DELETED" or meta.get("deletionTimestamp") or meta.get("ownerReferences"):
+        if (
+            meta.get("deletionTimestamp")
+            or meta.get("ownerReferences")
+            or (ev.type == "DELETED" and meta.get("uid") in self._owner_uids)
+        ):
             self._wake.set()
 
     def start(self) -> None:
@@ -96,6 +104,7 @@ class GarbageCollector:
                 for ref in _meta(obj).get("ownerReferences") or []:
                     if isinstance(ref, dict) and ref.get("uid"):
                         dependents.setdefault(str(ref["uid"]), []).append((rk, obj))
+            self._owner_uids = frozenset(dependents)
             for rk, obj in objs:
                 meta = _meta(obj)
                 if not meta.get("deletionTimestamp"):
