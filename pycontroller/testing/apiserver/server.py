@@ -119,7 +119,19 @@ def load_crds(sources: Iterable[dict[str, Any] | str | os.PathLike[str]]) -> lis
 
 
 class APIServer:
-    """An in-process Kubernetes API server over real HTTP on loopback."""
+    """An in-process Kubernetes API server over real HTTP on loopback.
+
+    Serves the built-in kinds of ``builtin.py`` plus CRD-defined resources with
+    kube-apiserver's list/watch semantics (see ``storage.py``, ``watch.py``,
+    ``rest.py``). Test controls: ``compact``, ``fail_next``, ``set_latency``,
+    ``drop_watches``, ``request_log``/``writes``, ``install_crd``,
+    ``max_watch_backlog``.
+
+    Invariants: state survives ``stop()``/``start()``; the port chosen by the
+    first ``start()`` (``port=0``) is reused on restart; ``request_log`` is
+    only ever appended to (or cleared in place), so a reference to it stays
+    valid; every request is logged before its response is sent.
+    """
 
     def __init__(
         self,
@@ -351,3 +363,7 @@ class APIServer:
     def resource_version(self) -> int:
         """The current global resourceVersion."""
         return self.storage.resource_version
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<APIServer {self.url} {state} rv={self.resource_version}>"

@@ -181,7 +181,9 @@ def expired(message: str) -> StatusError:
     return StatusError(410, "Expired", message)
 
 
-def method_not_allowed(message: str = "the server does not allow this method") -> StatusError:
+def method_not_allowed(
+    message: str = "the server does not allow this method on the requested resource",
+) -> StatusError:
     return StatusError(405, "MethodNotAllowed", message)
 
 
