@@ -618,3 +618,11 @@ def test_builtin_validation_rules(raw: Raw) -> None:
     s["spec"].pop("clusterIPs")
     code, _, s2 = raw("PUT", f"{svc}/s", s)
     assert code == 200 and s2["spec"]["clusterIP"] != "10.99.99.99" and s2["spec"]["clusterIP"]
+
+
+def test_pooled_client_reconnects_after_restart(apiserver: APIServer) -> None:
+    api = client.CoreV1Api(apiserver.api_client())
+    api.create_namespaced_config_map("default", {"metadata": {"name": "p"}})
+    apiserver.stop()
+    apiserver.start()
+    assert [c.metadata.name for c in api.list_namespaced_config_map("default").items] == ["p"]
