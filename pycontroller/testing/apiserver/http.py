@@ -547,6 +547,11 @@ class _Handler(BaseHTTPRequestHandler):
                 send_initial,
                 (lambda o: to_table(rt, o, include_object=table)) if to_table else None,
             )
+        except Exception:
+            # Headers are sent: no Status can follow. End the stream abruptly so
+            # the client notices and re-watches.
+            logger.exception("watch stream %s failed", self.path)
+            self.close_connection = True
         finally:
             app.storage.unwatch(watcher)
             app.unregister_watch(watcher)
