@@ -682,5 +682,11 @@ class _HTTPServer(ThreadingHTTPServer):
         logger.debug("connection error from %s", client_address, exc_info=True)
 
 
+class _HTTPServer6(_HTTPServer):
+    address_family = socket.AF_INET6
+
+
 def make_http_server(host: str, port: int, app: APIServer) -> _HTTPServer:
-    return _HTTPServer((host, port), app)
+    """Bind ``host:port`` (IPv6 literals such as ``::1`` supported)."""
+    cls = _HTTPServer6 if ":" in host else _HTTPServer
+    return cls((host.strip("[]"), port), app)
