@@ -61,6 +61,8 @@ MIN_WATCH_TIMEOUT = 300.0
 VERY_SHORT_WATCH = 1.0
 # Real seconds between checks of ``stop`` (and of the resync deadline).
 _POLL = 0.05
+# Watch events are counted locally and added to the metric in batches.
+_METRIC_FLUSH = 256
 
 
 def _metric(factory: Any, name: str, doc: str) -> Any:
@@ -169,16 +171,6 @@ def _is_connection_refused(err: BaseException) -> bool:
     return False
 
 
-def _rv_of(obj: Any) -> str:
-    if isinstance(obj, dict):
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            rv = meta.get("resourceVersion")
-            if rv:
-                return str(rv)
-    return ""
-
-
 def _default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
     if _is_gone(err):
         logger.info("%s: watch closed: %s", reflector.name, err)
@@ -240,12 +232,11 @@ class Reflector:
 
     def last_sync_resource_version(self) -> str:
         """The resourceVersion of the last list or event (bookmarks included) applied."""
-        with self._lock:
-            return self._last_sync_rv
+        return self._last_sync_rv
 
     def _set_last_sync_rv(self, rv: str) -> None:
-        with self._lock:
-            self._last_sync_rv = rv
+        # A single reference assignment is atomic; readers never see a torn value.
+        self._last_sync_rv = rv
 
     def _publish_rv(self, rv: str) -> None:
         with contextlib.suppress(ValueError):
@@ -439,45 +430,61 @@ class Reflector:
     def _handle_watch(
         self, watch: Iterator[dict[str, Any]], stop: threading.Event
     ) -> BaseException | None:
-        """Apply events to the store in order; return why the watch ended (None: normal)."""
+        """Apply events to the store in order; return why the watch ended (None: normal).
+
+        This is the per-event hot path: it avoids locks (the last-RV string is
+        replaced atomically) and counts events locally, flushing the metric
+        every ``_METRIC_FLUSH`` events and at the end.
+        """
         start = self._clock.now()
         count = 0
-        store = self.store
+        unflushed = 0
+        store_add = self.store.add
+        store_update = self.store.update
+        store_delete = self.store.delete
+        is_stopped = stop.is_set
         last_rv = ""
         try:
             for event in watch:
-                if stop.is_set():
+                if is_stopped():
                     return None
                 etype = event.get("type")
                 obj = event.get("object")
-                if etype == "ERROR":
-                    status = obj if isinstance(obj, dict) else {}
-                    code = status.get("code")
-                    return api_error_from_status(int(code) if code else 500, status)
-                if not isinstance(obj, dict):
+                if type(obj) is not dict:
+                    if etype == "ERROR":
+                        return api_error_from_status(500, {"message": repr(obj)})
                     logger.warning("%s: watch event without an object: %.200r", self.name, event)
                     continue
                 try:
-                    if etype == "ADDED":
-                        store.add(obj)
-                    elif etype == "MODIFIED":
-                        store.update(obj)
+                    if etype == "MODIFIED":
+                        store_update(obj)
+                    elif etype == "ADDED":
+                        store_add(obj)
                     elif etype == "DELETED":
-                        store.delete(obj)
+                        store_delete(obj)
+                    elif etype == "ERROR":
+                        code = obj.get("code")
+                        return api_error_from_status(int(code) if code else 500, obj)
                     elif etype != "BOOKMARK":
                         logger.warning("%s: unknown watch event type %r", self.name, etype)
                         continue
                 except Exception:  # a store error must not end the watch
                     logger.exception("%s: applying a %s event failed", self.name, etype)
-                rv = _rv_of(obj)
-                if rv:
-                    last_rv = rv
-                    self._set_last_sync_rv(rv)
+                meta = obj.get("metadata")
+                if type(meta) is dict:
+                    rv = meta.get("resourceVersion")
+                    if rv:
+                        last_rv = self._last_sync_rv = str(rv)
                 count += 1
-                self._m_events.inc()
+                unflushed += 1
+                if unflushed >= _METRIC_FLUSH:
+                    self._m_events.inc(unflushed)
+                    unflushed = 0
                 if self._resync_error is not None:
                     return self._resync_error
         finally:
+            if unflushed:
+                self._m_events.inc(unflushed)
             if last_rv:
                 self._publish_rv(last_rv)
         if self._resync_error is not None:

@@ -31,8 +31,8 @@ Invariants and consequences:
 from __future__ import annotations
 
 import logging
+import queue
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -42,7 +42,6 @@ from .index import Indexer, IndexFunc
 from .listwatch import ListerWatcher
 from .reflector import DEFAULT_PAGE_SIZE, Reflector
 from .store import (
-    DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key_func,
     meta_namespace_key_func,
 )
@@ -189,9 +188,12 @@ def _determine_resync_period(desired: float, check: float) -> float:
 class _ProcessorListener:
     """One handler's unbounded buffer and delivery thread.
 
-    ``add`` never blocks (beyond a short lock); the thread delivers
-    notifications in order. ``_initial_pending`` counts queued-but-undelivered
-    ``on_add(..., True)`` notifications, for the registration's ``has_synced``.
+    The buffer is a ``queue.SimpleQueue`` (unbounded, FIFO, C-implemented):
+    ``add`` never blocks, so the informer is never held up by this handler;
+    the thread delivers notifications in order. ``_initial_pending`` counts
+    queued-but-undelivered ``on_add(..., True)`` notifications, for the
+    registration's ``has_synced``. After ``stop`` nothing more is delivered
+    (buffered notifications are dropped).
     """
 
     def __init__(
@@ -206,23 +208,22 @@ class _ProcessorListener:
         self.resync_period = resync_period
         self.next_resync = 0.0
         self.name = name
-        self._cond = threading.Condition()
-        self._buffer: deque[tuple[int, Any, Any]] = deque()
+        self._buffer: queue.SimpleQueue[tuple[int, Any, Any] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
         self._stopped = False
         self._initial_pending = 0
         self._thread: threading.Thread | None = None
 
     def add(self, kind: int, a: Any, b: Any) -> None:
-        with self._cond:
-            if self._stopped:
-                return
-            self._buffer.append((kind, a, b))
-            if kind == _ADD and b:
+        if self._stopped:
+            return
+        if kind == _ADD and b:
+            with self._lock:
                 self._initial_pending += 1
-            self._cond.notify()
+        self._buffer.put((kind, a, b))
 
     def start(self) -> None:
-        with self._cond:
+        with self._lock:
             if self._thread is not None or self._stopped:
                 return
             self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
@@ -230,10 +231,9 @@ class _ProcessorListener:
 
     def stop(self) -> None:
         """Stop delivering; undelivered notifications are dropped."""
-        with self._cond:
+        with self._lock:
             self._stopped = True
-            self._buffer.clear()
-            self._cond.notify_all()
+        self._buffer.put(None)  # wakes the delivery thread
 
     def join(self, timeout: float | None = None) -> None:
         thread = self._thread
@@ -241,11 +241,10 @@ class _ProcessorListener:
             thread.join(timeout)
 
     def pending(self) -> int:
-        with self._cond:
-            return len(self._buffer)
+        return self._buffer.qsize()
 
     def initial_delivered(self) -> bool:
-        with self._cond:
+        with self._lock:
             return self._initial_pending == 0
 
     def should_resync(self, now: float) -> bool:
@@ -256,13 +255,12 @@ class _ProcessorListener:
 
     def _run(self) -> None:
         handler = self.handler
+        get = self._buffer.get
         while True:
-            with self._cond:
-                while not self._buffer and not self._stopped:
-                    self._cond.wait()
-                if self._stopped:
-                    return
-                kind, a, b = self._buffer.popleft()
+            item = get()
+            if item is None or self._stopped:
+                return
+            kind, a, b = item
             try:
                 if kind == _UPDATE:
                     handler.on_update(a, b)
@@ -274,7 +272,7 @@ class _ProcessorListener:
                 logger.exception("%s: event handler %r failed", self.name, handler)
             finally:
                 if kind == _ADD and b:
-                    with self._cond:
+                    with self._lock:
                         self._initial_pending -= 1
 
 
@@ -371,12 +369,16 @@ class _SharedProcessor:
                 )
 
 
-def _resource_version(obj: Any) -> str | None:
-    if isinstance(obj, dict):
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            return str(meta.get("resourceVersion") or "")
-    return None
+def _same_resource_version(old: Any, new: Any) -> bool:
+    """client-go's ``isSync``: both have metadata and equal resourceVersions."""
+    try:
+        return bool(old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"])
+    except (KeyError, TypeError):
+        old_meta = old.get("metadata") if isinstance(old, dict) else None
+        new_meta = new.get("metadata") if isinstance(new, dict) else None
+        if not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
+            return False
+        return bool(old_meta.get("resourceVersion") == new_meta.get("resourceVersion"))
 
 
 # --------------------------------------------------------------------------- informer
@@ -581,28 +583,28 @@ class SharedIndexInformer:
             self._fifo.close()  # wakes the pop loop
 
     def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
-        """Apply ``deltas`` oldest first to the indexer, then notify (under the FIFO lock)."""
+        """Apply ``deltas`` oldest first to the indexer, then notify (under the FIFO lock).
+
+        Hot path (one call per popped key): locals only, one key computation
+        per delta.
+        """
         indexer = self._indexer
-        processor = self._processor
+        distribute = self._processor.distribute
+        key_of = deletion_handling_meta_namespace_key_func
+        deleted = DeltaType.DELETED
         with self._block_deltas:
-            for delta in deltas:
-                obj = delta.object
-                if delta.type is DeltaType.DELETED:
+            for dtype, obj in deltas:
+                if dtype is deleted:
                     indexer.delete(obj)
-                    processor.distribute(_DELETE, obj, None, False)
+                    distribute(_DELETE, obj, None, False)
                     continue
-                if isinstance(obj, DeletedFinalStateUnknown):  # defensive: never expected
-                    continue
-                old = indexer.get(obj)
+                old = indexer.get_by_key(key_of(obj))
                 if old is not None:
                     indexer.update(obj)
-                    old_rv = _resource_version(old)
-                    new_rv = _resource_version(obj)
-                    is_sync = old_rv is not None and new_rv is not None and old_rv == new_rv
-                    processor.distribute(_UPDATE, old, obj, is_sync)
+                    distribute(_UPDATE, old, obj, _same_resource_version(old, obj))
                 else:
                     indexer.add(obj)
-                    processor.distribute(_ADD, obj, is_in_initial_list, False)
+                    distribute(_ADD, obj, is_in_initial_list, False)
 
     def __repr__(self) -> str:
         return f"SharedIndexInformer({self.name!r})"

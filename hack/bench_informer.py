@@ -1,0 +1,265 @@
+"""Benchmark: informer client-side cost vs raw HTTP + json.loads, in the same run.
+
+Two comparisons against a tiny local HTTP server serving canned bytes (so the
+numbers measure client-side work, not the server):
+
+1. Initial sync of 10,000 ConfigMaps: SharedIndexInformer start -> has_synced
+   vs one raw GET of the same list + ``json.loads``. Target: <= 1.5x.
+2. Watch ingest: 20,000 MODIFIED events through an informer (reflector,
+   DeltaFIFO, indexer, one handler) vs reading the same stream line by line
+   with ``json.loads``. Target: >= 0.5x the raw event rate.
+
+Prints the ratios; exits non-zero only on errors (targets are reported, not
+enforced: timings vary by machine).
+
+    .venv/bin/python hack/bench_informer.py [--objects N] [--events N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+
+from pycontroller import _json
+from pycontroller.cache import ListWatch, SharedIndexInformer
+from pycontroller.client import ResourceClient, TokenBucketRateLimiter, set_rate_limiter
+
+
+def configmap(i: int, rv: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"cm-{i:05d}",
+            "namespace": "bench",
+            "uid": f"00000000-0000-0000-0000-{i:012d}",
+            "resourceVersion": str(rv),
+            "creationTimestamp": "2024-01-01T00:00:00Z",
+            "labels": {"app": "bench", "shard": str(i % 16)},
+            "annotations": {"note": "x" * 64},
+        },
+        "data": {"key": f"value-{i}", "config.yaml": "a: 1\nb: [1, 2, 3]\nc: {d: e}\n" * 4},
+    }
+
+
+class Canned:
+    def __init__(self, objects: int, events: int) -> None:
+        items = [configmap(i, i + 1) for i in range(objects)]
+        self.list_rv = objects
+        self.list_body = json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMapList",
+                "metadata": {"resourceVersion": str(self.list_rv)},
+                "items": items,
+            }
+        ).encode()
+        lines = []
+        for n in range(events):
+            i = n % objects
+            obj = configmap(i, self.list_rv + n + 1)
+            obj["data"]["key"] = f"value-{i}-{n}"
+            lines.append(json.dumps({"type": "MODIFIED", "object": obj}).encode())
+        self.watch_body = b"\n".join(lines) + b"\n"
+        self.events = events
+        self.stream_started_at = 0.0
+        self.shutdown = threading.Event()
+        # Watch requests are numbered; only the armed one gets the event stream.
+        self.cond = threading.Condition()
+        self.watch_seq = 0
+        self.armed = -1
+
+    def arm(self, watch_id: int) -> None:
+        with self.cond:
+            self.armed = watch_id
+            self.cond.notify_all()
+
+    def wait_armed(self, watch_id: int) -> bool:
+        with self.cond:
+            while self.armed != watch_id and not self.shutdown.is_set():
+                self.cond.wait(0.5)
+            return self.armed == watch_id
+
+
+def make_handler(canned: Canned) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if "watch=true" not in self.path:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(canned.list_body)))
+                self.end_headers()
+                self.wfile.write(canned.list_body)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            # Hold the stream until the benchmark arms this watch (so an informer
+            # is measured only once its initial list has been processed).
+            with canned.cond:
+                canned.watch_seq += 1
+                my_id = canned.watch_seq
+            if canned.wait_armed(my_id):
+                canned.stream_started_at = time.perf_counter()
+                body = canned.watch_body
+                step = 256 * 1024
+                for off in range(0, len(body), step):
+                    chunk = body[off : off + step]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            # Then stay open, idle, like a quiet watch.
+            canned.shutdown.wait(600)
+            with contextlib.suppress(OSError):
+                self.wfile.write(b"0\r\n\r\n")
+
+    return Handler
+
+
+def raw_list(url: str) -> float:
+    pm = urllib3.PoolManager()
+    t0 = time.perf_counter()
+    resp = pm.request("GET", url + "/api/v1/configmaps?resourceVersion=0&limit=500")
+    doc = json.loads(resp.data)
+    assert len(doc["items"]) > 0
+    return time.perf_counter() - t0
+
+
+def raw_watch(url: str, canned: Canned) -> float:
+    pm = urllib3.PoolManager()
+    with canned.cond:
+        canned.armed = canned.watch_seq + 1  # the next watch request
+    t0 = time.perf_counter()
+    resp = pm.request(
+        "GET",
+        url + "/api/v1/configmaps?watch=true&resourceVersion=1",
+        preload_content=False,
+    )
+    n = 0
+    buf = b""
+    while n < canned.events:
+        chunk = resp.read1(65536)
+        if not chunk:
+            break
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if line:
+                json.loads(line)
+                n += 1
+    elapsed = time.perf_counter() - t0
+    resp.release_conn()
+    resp.close()
+    assert n == canned.events, n
+    return elapsed
+
+
+class Counter:
+    def __init__(self, target: int) -> None:
+        self.n = 0
+        self.target = target
+        self.done = threading.Event()
+        self.done_at = 0.0
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        pass
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self.n += 1
+        if self.n == self.target:
+            self.done_at = time.perf_counter()
+            self.done.set()
+
+    def on_delete(self, obj: Any) -> None:
+        pass
+
+
+def informer_sync(api: k8s.ApiClient) -> float:
+    client = ResourceClient(api, "", "v1", "configmaps")
+    inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-sync")
+    stop = threading.Event()
+    t0 = time.perf_counter()
+    inf.start(stop)
+    while not inf.has_synced():
+        time.sleep(0.0005)
+    elapsed = time.perf_counter() - t0
+    stop.set()
+    return elapsed
+
+
+def informer_watch(api: k8s.ApiClient, canned: Canned) -> float:
+    client = ResourceClient(api, "", "v1", "configmaps")
+    inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-watch")
+    counter = Counter(canned.events)
+    inf.add_event_handler(counter)
+    stop = threading.Event()
+    inf.start(stop)
+    while not inf.has_synced():
+        time.sleep(0.001)
+    time.sleep(0.2)  # let the watch request reach the server
+    canned.arm(canned.watch_seq)
+    if not counter.done.wait(300):
+        raise RuntimeError(f"informer saw only {counter.n} of {canned.events} events")
+    stop.set()
+    return counter.done_at - canned.stream_started_at
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    canned = Canned(args.objects, args.events)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(canned))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    cfg = k8s.Configuration()
+    cfg.host = url
+    api = k8s.ApiClient(cfg)
+    set_rate_limiter(api, TokenBucketRateLimiter(qps=0))
+
+    print(f"list: {args.objects} ConfigMaps, {len(canned.list_body) / 1e6:.1f} MB; ", end="")
+    print(f"watch: {args.events} events, {len(canned.watch_body) / 1e6:.1f} MB")
+    print(f"decoder in the client: {'orjson' if _json.HAVE_ORJSON else 'json'}")
+
+    raw_sync = min(raw_list(url) for _ in range(args.rounds))
+    ours_sync = min(informer_sync(api) for _ in range(args.rounds))
+    ratio = ours_sync / raw_sync
+    verdict = "OK" if ratio <= 1.5 else "ABOVE TARGET"
+    print(
+        f"initial sync: informer {ours_sync * 1e3:.0f} ms vs raw GET+json.loads "
+        f"{raw_sync * 1e3:.0f} ms -> {ratio:.2f}x (target <= 1.5x: {verdict})"
+    )
+
+    raw_w = min(raw_watch(url, canned) for _ in range(args.rounds))
+    ours_w = min(informer_watch(api, canned) for _ in range(args.rounds))
+    raw_rate = args.events / raw_w
+    ours_rate = args.events / ours_w
+    wratio = ours_rate / raw_rate
+    verdict = "OK" if wratio >= 0.5 else "BELOW TARGET"
+    print(
+        f"watch ingest: informer {ours_rate:,.0f} ev/s vs raw line decoding {raw_rate:,.0f} ev/s "
+        f"-> {wratio:.2f}x (target >= 0.5x: {verdict})"
+    )
+    canned.shutdown.set()
+    canned.arm(-1)
+    httpd.shutdown()
+
+
+if __name__ == "__main__":
+    main()
