@@ -325,6 +325,12 @@ class WatchStream:
         self._eof = False
         self._lock = threading.Lock()
         self.events = 0
+        # urllib3 >= 2.3 has read1 (returns what is available, without waiting
+        # to fill the buffer); older versions expose http.client's on ``_fp``.
+        read1 = getattr(response, "read1", None)
+        if read1 is None:
+            read1 = response._fp.read1
+        self._read1 = read1
 
     def __iter__(self) -> WatchStream:
         return self
@@ -348,7 +354,7 @@ class WatchStream:
 
     def _fill(self) -> None:
         try:
-            chunk = self._resp.read1(self._CHUNK)
+            chunk = self._read1(self._CHUNK)
         except Exception as err:  # timeouts, resets, shutdown from close()
             if not self._closed:
                 logger.debug("watch %s ended: %s", self._description, err)
@@ -522,7 +528,8 @@ class ResourceClient:
         headers["Accept"] = "application/json"
         if content_type is not None:
             headers["Content-Type"] = content_type
-        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout)
+        connect = CONNECT_TIMEOUT if read_timeout is None else min(CONNECT_TIMEOUT, read_timeout)
+        timeout = urllib3.Timeout(connect=connect, read=read_timeout)
         self._rate_limiter.accept()
         start = time.perf_counter()
         try:
