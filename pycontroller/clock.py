@@ -73,6 +73,10 @@ class FakeClock:
     ``step`` wakes every waiter so it re-checks. ``waiters()`` tells a test how
     many threads are currently blocked on this clock, so it can step time only
     once the code under test is actually waiting.
+
+    No lost wake-ups: callers read ``now()``, decide, then ``wait``. If a
+    ``step`` lands between the two, ``wait`` returns at once, because each
+    thread remembers the clock generation its last ``now()`` saw.
     """
 
     # Real seconds a blocked sleeper waits before re-checking its stop event.
@@ -81,6 +85,10 @@ class FakeClock:
     def __init__(self, start: float = 1_000.0, epoch: float = 1_700_000_000.0) -> None:
         self._lock = threading.Lock()
         self._now = start
+        # Bumped by every step/set; a waiter whose last now() saw an older
+        # generation must not block (time moved after it looked).
+        self._generation = 0
+        self._seen = threading.local()
         self._epoch_offset = epoch - start
         self._conds: dict[int, tuple[threading.Condition, int]] = {}
         self._sleep_cond = threading.Condition()
@@ -88,20 +96,24 @@ class FakeClock:
 
     def now(self) -> float:
         with self._lock:
+            self._seen.generation = self._generation
             return self._now
 
     def time(self) -> float:
         with self._lock:
+            self._seen.generation = self._generation
             return self._now + self._epoch_offset
 
     def step(self, seconds: float) -> None:
         with self._lock:
             self._now += seconds
+            self._generation += 1
         self._notify()
 
     def set(self, now: float) -> None:
         with self._lock:
             self._now = now
+            self._generation += 1
         self._notify()
 
     def waiters(self) -> int:
@@ -122,6 +134,10 @@ class FakeClock:
             return
         key = id(cond)
         with self._lock:
+            if getattr(self._seen, "generation", self._generation) != self._generation:
+                # Time moved since this thread last read it: let it re-check.
+                self._seen.generation = self._generation
+                return
             c, n = self._conds.get(key, (cond, 0))
             self._conds[key] = (c, n + 1)
         try:
