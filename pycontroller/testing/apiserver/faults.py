@@ -53,6 +53,8 @@ class Faults:
         path_regex: str | None = None,
         message: str = "",
     ) -> None:
+        if times <= 0:
+            return
         rule = _FailRule(
             status,
             times,
