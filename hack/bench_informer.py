@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import threading
 import time
@@ -130,6 +131,7 @@ def make_handler(canned: Canned) -> type[BaseHTTPRequestHandler]:
 
 def raw_list(url: str) -> float:
     pm = urllib3.PoolManager()
+    gc.collect()
     t0 = time.perf_counter()
     resp = pm.request("GET", url + "/api/v1/configmaps?resourceVersion=0&limit=500")
     doc = json.loads(resp.data)
@@ -139,6 +141,7 @@ def raw_list(url: str) -> float:
 
 def raw_watch(url: str, canned: Canned) -> float:
     pm = urllib3.PoolManager()
+    gc.collect()
     with canned.cond:
         canned.armed = canned.watch_seq + 1  # the next watch request
     t0 = time.perf_counter()
@@ -190,6 +193,7 @@ def informer_sync(api: k8s.ApiClient) -> float:
     client = ResourceClient(api, "", "v1", "configmaps")
     inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-sync")
     stop = threading.Event()
+    gc.collect()
     t0 = time.perf_counter()
     inf.start(stop)
     while not inf.has_synced():
@@ -209,6 +213,7 @@ def informer_watch(api: k8s.ApiClient, canned: Canned) -> float:
     while not inf.has_synced():
         time.sleep(0.001)
     time.sleep(0.2)  # let the watch request reach the server
+    gc.collect()
     canned.arm(canned.watch_seq)
     if not counter.done.wait(300):
         raise RuntimeError(f"informer saw only {counter.n} of {canned.events} events")

@@ -369,6 +369,21 @@ class _SharedProcessor:
                 )
 
 
+def _fast_key(obj: Any) -> str | None:
+    """``meta_namespace_key_func`` for a plain decoded dict, or None to use the real one."""
+    if type(obj) is dict:
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            name = meta.get("name")
+            if type(name) is str and name:
+                ns = meta.get("namespace")
+                if not ns:
+                    return name
+                if type(ns) is str:
+                    return f"{ns}/{name}"
+    return None
+
+
 def _same_resource_version(old: Any, new: Any) -> bool:
     """client-go's ``isSync``: both have metadata and equal resourceVersions."""
     try:
@@ -598,7 +613,7 @@ class SharedIndexInformer:
                     indexer.delete(obj)
                     distribute(_DELETE, obj, None, False)
                     continue
-                old = indexer.get_by_key(key_of(obj))
+                old = indexer.get_by_key(_fast_key(obj) or key_of(obj))
                 if old is not None:
                     indexer.update(obj)
                     distribute(_UPDATE, old, obj, _same_resource_version(old, obj))
