@@ -30,7 +30,6 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pycontroller.testing.apiserver.selectors import Selector
 from pycontroller.testing.apiserver.status import expired
 from pycontroller.testing.apiserver.watch import Event, RKey, Watcher
 
@@ -231,9 +230,3 @@ class Storage:
             if watcher.backlog():
                 return None
             return self._rv
-
-
-def selector_all() -> Selector:
-    from pycontroller.testing.apiserver.selectors import FieldSelector
-
-    return Selector(None, FieldSelector([]))
