@@ -540,3 +540,58 @@ def test_events_flow_into_a_delta_fifo_in_order() -> None:
     deltas = fifo.pop(lambda d, initial: None, timeout=1)
     rvs = [d.object["metadata"]["resourceVersion"] for d in deltas]
     assert rvs == [str(i) for i in range(1, 50)]
+
+
+class FakeClient:
+    resource = "/v1/pods"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, dict[str, Any]]] = []
+
+    def list(self, namespace: str | None = None, **params: Any) -> dict[str, Any]:
+        self.calls.append(("list", namespace, params))
+        return page([], 1)
+
+    def watch(self, namespace: str | None = None, **params: Any) -> FakeWatch:
+        self.calls.append(("watch", namespace, params))
+        return FakeWatch(end=True)
+
+
+def test_listwatch_from_client_maps_options_to_client_calls() -> None:
+    fake = FakeClient()
+    lw = ListWatch.from_client(fake, namespace="ns", label_selector="a=b")  # type: ignore[arg-type]
+    lw.list(resource_version="", limit=500, continue_=None)
+    lw.list(resource_version=None, limit=500, continue_="tok")
+    lw.watch(resource_version="7", timeout_seconds=321, allow_bookmarks=True)
+    assert fake.calls == [
+        ("list", "ns", {"label_selector": "a=b", "limit": 500}),
+        ("list", "ns", {"label_selector": "a=b", "limit": 500, "continue_": "tok"}),
+        (
+            "watch",
+            "ns",
+            {
+                "label_selector": "a=b",
+                "resource_version": "7",
+                "timeout_seconds": 321,
+                "allow_bookmarks": True,
+            },
+        ),
+    ]
+    assert "/v1/pods" in repr(lw)
+
+
+def test_reflector_metrics_count_lists_and_events() -> None:
+    from prometheus_client import REGISTRY
+
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1), obj("b", 1)], 3)]
+    w = FakeWatch([ev("ADDED", obj("c", 4))])
+    lw.watches = [w]
+    r = Reflector(lw.as_listwatch(), RecordingStore(), "metrics-test", clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: r.last_sync_resource_version() == "4")
+    labels = {"name": "metrics-test"}
+    assert REGISTRY.get_sample_value("reflector_lists_total", labels) == 1
+    assert REGISTRY.get_sample_value("reflector_list_items_total", labels) == 2
+    assert REGISTRY.get_sample_value("reflector_watch_events_total", labels) == 1
+    assert REGISTRY.get_sample_value("reflector_last_resource_version", labels) == 4
