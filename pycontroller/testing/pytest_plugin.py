@@ -16,11 +16,14 @@ Servers bind to a free loopback port each, so tests may run in parallel.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pycontroller.testing.apiserver.server import APIServer
+if TYPE_CHECKING:
+    # Imported lazily: this plugin is loaded by every pytest run of anyone who
+    # installs pycontroller, and the server needs the `testing` extra.
+    from pycontroller.testing.apiserver.server import APIServer
 
 __all__ = ["apiserver", "apiserver_factory"]
 
@@ -35,6 +38,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def apiserver_factory() -> Iterator[Callable[..., APIServer]]:
     """Build started ``APIServer`` instances; every one is stopped at teardown."""
+    from pycontroller.testing.apiserver.server import APIServer
+
     servers: list[APIServer] = []
 
     def factory(**kwargs: Any) -> APIServer:
