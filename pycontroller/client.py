@@ -79,6 +79,21 @@ WATCH_READ_SLACK = 30.0
 WATCH_DEFAULT_READ_TIMEOUT = 3600.0 + WATCH_READ_SLACK
 CONNECT_TIMEOUT = 30.0
 
+# Transport-level retries only: a connection that could not be opened (the
+# request was never sent), or a pooled keep-alive connection the server had
+# already closed (urllib3 retries that only for idempotent methods). HTTP
+# statuses are never retried here; 429 is handled by ResourceClient itself.
+_TRANSPORT_RETRIES = urllib3.Retry(
+    total=2,
+    connect=2,
+    read=1,
+    redirect=0,
+    status=0,
+    other=0,
+    raise_on_status=False,
+    respect_retry_after_header=False,
+)
+
 PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
     "json": "application/json-patch+json",
@@ -540,7 +555,7 @@ class ResourceClient:
                 headers=headers,
                 timeout=timeout,
                 preload_content=False,
-                retries=False,
+                retries=_TRANSPORT_RETRIES,
             )
         except urllib3.exceptions.HTTPError as err:
             _REQUESTS.labels("<error>", method, self._host_label).inc()
