@@ -216,3 +216,25 @@ def test_custom_finalizer_generation_bump_only_on_delete(apiserver: APIServer) -
     _, obj = request(apiserver, "DELETE", f"{CM}/g")
     # Built-in kinds keep their generation when deletionTimestamp is set.
     assert obj["metadata"]["generation"] == 1
+
+
+def test_namespace_waits_for_finalized_contents(apiserver: APIServer) -> None:
+    request(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "held"}})
+    path = "/api/v1/namespaces/held/configmaps"
+    request(apiserver, "POST", path, {"metadata": {"name": "h", "finalizers": ["x/y"]}})
+    request(apiserver, "POST", path, {"metadata": {"name": "free"}})
+    assert request(apiserver, "DELETE", "/api/v1/namespaces/held")[0] == 200
+    eventually(lambda: not exists(apiserver, f"{path}/free"))
+    _, held = request(apiserver, "GET", f"{path}/h")
+    assert held["metadata"]["deletionTimestamp"]
+    time.sleep(0.2)
+    _, ns = request(apiserver, "GET", "/api/v1/namespaces/held")
+    assert ns["status"]["phase"] == "Terminating"
+    request(
+        apiserver,
+        "PATCH",
+        f"{path}/h",
+        {"metadata": {"finalizers": None}},
+        "application/merge-patch+json",
+    )
+    eventually(lambda: not exists(apiserver, "/api/v1/namespaces/held"))
