@@ -412,8 +412,18 @@ class _Handler(BaseHTTPRequestHandler):
         listed["items"] = out
         self._reply(200, rt, listed, accept)
 
-    @staticmethod
-    def _decode(body: bytes) -> Any:
+    def _decode(self, body: bytes) -> Any:
+        ctype = (self.headers.get("Content-Type") or "").lower()
+        if "protobuf" in ctype or "cbor" in ctype:
+            # Go typed clients (e.g. `kubectl create deployment`) send built-in
+            # kinds as protobuf; only JSON and YAML bodies are understood here.
+            raise StatusError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types "
+                f'include: application/json, application/yaml (got "{ctype}"; the embedded '
+                "API server does not decode protobuf: send JSON, e.g. kubectl apply -f)",
+            )
         if not body:
             raise bad_request("the request body is empty")
         try:

@@ -626,3 +626,14 @@ def test_pooled_client_reconnects_after_restart(apiserver: APIServer) -> None:
     apiserver.stop()
     apiserver.start()
     assert [c.metadata.name for c in api.list_namespaced_config_map("default").items] == ["p"]
+
+
+def test_protobuf_bodies_are_refused_with_415(raw: Raw) -> None:
+    code, _, st = raw(
+        "POST", CM, b"k8s\x00\n\x0f\n\x02v1", ctype="application/vnd.kubernetes.protobuf"
+    )
+    assert code == 415 and st["reason"] == "UnsupportedMediaType"
+    assert "protobuf" in st["message"]
+    # YAML bodies are accepted.
+    code, _, obj = raw("POST", CM, b"metadata:\n  name: y\n", ctype="application/yaml")
+    assert code == 201 and obj["metadata"]["name"] == "y"
