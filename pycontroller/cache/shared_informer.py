@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -59,6 +60,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MINIMUM_RESYNC_PERIOD = 1.0
+# Seconds ``run`` waits, in total, for handler threads to finish when stopping.
+LISTENER_STOP_GRACE = 5.0
 # WaitForCacheSync's polling interval.
 SYNC_POLL_PERIOD = 0.1
 
@@ -587,8 +590,11 @@ class SharedIndexInformer:
             with self._block_deltas:
                 self._stopped = True
                 listeners = self._processor.stop()
+            # Handlers finish the notification they are in; a stuck handler is
+            # abandoned (its thread is a daemon) after a shared grace period.
+            deadline = time.monotonic() + LISTENER_STOP_GRACE
             for listener in listeners:
-                listener.join(timeout=5.0)
+                listener.join(timeout=max(0.0, deadline - time.monotonic()))
             logger.debug("%s: informer stopped", self.name)
 
     def _run_reflector(self, reflector: Reflector, stop: threading.Event) -> None:
@@ -636,8 +642,6 @@ def wait_for_cache_sync(
     Returns True when they all are; False if ``stop`` is set or ``timeout``
     seconds pass first.
     """
-    import time
-
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if all(fn() for fn in has_synced):
