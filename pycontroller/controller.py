@@ -56,6 +56,8 @@ __all__ = ["Controller", "Result", "WorkQueue"]
 
 # How often run() re-checks has_synced while waiting for caches (client-go polls every 100 ms).
 _CACHE_SYNC_POLL = 0.1
+# How often run() checks whether every worker exited (the queue was shut down by someone else).
+_STOP_POLL = 0.2
 
 
 @dataclass(frozen=True)
@@ -175,8 +177,9 @@ class Controller:
     may block; keep it level-based (read the desired state, converge).
 
     ``name`` labels the log lines and the metrics: two controllers with one
-    name share their series. ``clock`` only times reconciles for the
-    histogram. A single callable is accepted for ``has_synced`` too.
+    name share their series. ``clock`` paces the cache-sync poll and the
+    check for exited workers, and times reconciles for the histogram. A
+    single callable is accepted for ``has_synced`` too.
     """
 
     def __init__(
@@ -239,7 +242,7 @@ class Controller:
             logger.info("Starting %d workers for controller %s", workers, self.name)
             for t in threads:
                 t.start()
-            while not stop.wait(0.2):
+            while not self._clock.sleep(_STOP_POLL, stop):
                 if not any(t.is_alive() for t in threads):
                     logger.info("All workers of controller %s exited", self.name)
                     break
@@ -261,7 +264,7 @@ class Controller:
             if all(fn() for fn in self._has_synced):
                 logger.info("Caches are synced for controller %s", self.name)
                 return True
-            stop.wait(_CACHE_SYNC_POLL)
+            self._clock.sleep(_CACHE_SYNC_POLL, stop)
         return False
 
     def _worker(self) -> None:

@@ -34,10 +34,16 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "DNS1035_LABEL_MAX_LENGTH",
+    "DNS1123_LABEL_MAX_LENGTH",
+    "DNS1123_SUBDOMAIN_MAX_LENGTH",
     "Operator",
     "Requirement",
     "Selector",
     "everything",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
     "nothing",
@@ -51,12 +57,52 @@ __all__ = [
 _NAME_MAX = 63
 _PREFIX_MAX = 253
 _NAME_FMT = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_RE = re.compile(rf"^{_NAME_FMT}$")
-_DNS1123_SUBDOMAIN_RE = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
+_NAME_RE = re.compile(_NAME_FMT)
+_DNS1123_LABEL_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"{_DNS1123_LABEL_FMT}(\.{_DNS1123_LABEL_FMT})*")
+_DNS1035_LABEL_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+
+#: Longest DNS-1123 label (RFC 1123): names of most namespaced objects' parts.
+DNS1123_LABEL_MAX_LENGTH = 63
+#: Longest DNS-1123 subdomain: most object names (ConfigMaps, Deployments, Events).
+DNS1123_SUBDOMAIN_MAX_LENGTH = 253
+#: Longest DNS-1035 label (RFC 1035): Service names.
+DNS1035_LABEL_MAX_LENGTH = 63
 _INTEGER_RE = re.compile(r"^[+-]?[0-9]+$")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def is_dns1123_label(value: object) -> bool:
+    """True iff ``value`` is a str of 1..63 ``[a-z0-9-]`` characters with
+    alphanumeric ends (apimachinery ``IsDNS1123Label``)."""
+    return (
+        isinstance(value, str)
+        and len(value) <= DNS1123_LABEL_MAX_LENGTH
+        and _DNS1123_LABEL_RE.fullmatch(value) is not None
+    )
+
+
+def is_dns1123_subdomain(value: object) -> bool:
+    """True iff ``value`` is a str of at most 253 characters made of
+    DNS-1123 labels joined by ``.`` (apimachinery ``IsDNS1123Subdomain``)."""
+    return (
+        isinstance(value, str)
+        and len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH
+        and _DNS1123_SUBDOMAIN_RE.fullmatch(value) is not None
+    )
+
+
+def is_dns1035_label(value: object) -> bool:
+    """True iff ``value`` is a str of 1..63 ``[a-z0-9-]`` characters starting
+    with a letter and ending with a letter or digit (apimachinery
+    ``IsDNS1035Label``). Such a string carries no whitespace, ``;``, ``{``,
+    ``#``, quotes or ``:``."""
+    return (
+        isinstance(value, str)
+        and len(value) <= DNS1035_LABEL_MAX_LENGTH
+        and _DNS1035_LABEL_RE.fullmatch(value) is not None
+    )
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -76,7 +122,7 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             if len(prefix) > _PREFIX_MAX:
                 errors.append(f"prefix part must be no more than {_PREFIX_MAX} characters")
-            if not _DNS1123_SUBDOMAIN_RE.match(prefix):
+            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
                 errors.append(
                     "prefix part must be a lowercase RFC 1123 subdomain: lower case "
                     "alphanumeric characters, '-' or '.', starting and ending with an "
@@ -92,7 +138,7 @@ def is_qualified_name(value: str) -> list[str]:
     else:
         if len(name) > _NAME_MAX:
             errors.append(f"name part must be no more than {_NAME_MAX} characters")
-        if not _NAME_RE.match(name):
+        if not _NAME_RE.fullmatch(name):
             errors.append(
                 "name part must consist of alphanumeric characters, '-', '_' or '.', and "
                 "must start and end with an alphanumeric character (e.g. 'MyName', "
@@ -107,7 +153,7 @@ def is_valid_label_value(value: str) -> list[str]:
     errors: list[str] = []
     if len(value) > _NAME_MAX:
         errors.append(f"must be no more than {_NAME_MAX} characters")
-    if value and not _NAME_RE.match(value):
+    if value and not _NAME_RE.fullmatch(value):
         errors.append(
             "a valid label must be an empty string or consist of alphanumeric characters, "
             "'-', '_' or '.', and must start and end with an alphanumeric character "

@@ -31,7 +31,6 @@ Validation errors are ``ValueError`` with client-go's messages.
 
 from __future__ import annotations
 
-import datetime
 import logging
 import random
 import threading
@@ -41,6 +40,7 @@ from typing import Any, Protocol
 
 import urllib3
 
+from pycontroller._time import format_rfc3339
 from pycontroller.client import ResourceClient
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.errors import ApiError, ConflictError, NotFoundError
@@ -58,15 +58,23 @@ __all__ = [
 
 JITTER_FACTOR = 1.2
 
-# Errors a lock operation may raise that mean "this attempt failed, try again later".
-_LOCK_ERRORS: tuple[type[Exception], ...] = (ApiError, OSError, urllib3.exceptions.HTTPError)
+# Errors a lock operation may raise that mean "this attempt failed, try again later"
+# (client-go treats any Get/Create/Update error as a failed try): API errors,
+# transport errors, and ValueError for a reply that does not decode (non-JSON
+# body) or a Lease whose fields do not parse.
+_LOCK_ERRORS: tuple[type[Exception], ...] = (
+    ApiError,
+    OSError,
+    urllib3.exceptions.HTTPError,
+    ValueError,
+)
 # ... plus RuntimeError from LeaseLock.update before the lease was read (the fast path).
 _UPDATE_ERRORS: tuple[type[Exception], ...] = (*_LOCK_ERRORS, RuntimeError)
 
 
 def format_micro_time(epoch: float) -> str:
     """metav1.MicroTime: ``2006-01-02T15:04:05.000000Z`` (UTC, microseconds)."""
-    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_rfc3339(epoch, micro=True)
 
 
 @dataclass(frozen=True)

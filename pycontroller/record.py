@@ -21,23 +21,26 @@ Then it writes: PATCH when the correlator says the event was seen before
 updates the correlator. Events the thread finds queued together that land on
 the same Event object are coalesced into one write with the final count (a
 burst of repeats costs one PATCH, not one per repeat; client-go writes each).
-Transport errors, 429 and 5xx are retried (up to
+Transport errors, undecodable replies, 429 and 5xx are retried (up to
 ``max_tries`` attempts, ``retry_interval`` apart, the first sleep randomised);
 other API errors drop the event. (client-go drops every status error; retrying
 429/5xx is our deliberate deviation, since the API server asks for a retry.)
 
+Any other error while writing a batch drops that batch (logged) and the
+thread carries on: the writer loop is a deliberate thread boundary.
+
 ``flush(timeout)`` waits until every accepted event has been written or
-dropped, so tests need not sleep; ``shutdown()`` flushes and stops the thread.
+dropped, so tests need not sleep; ``shutdown()`` flushes and stops the thread
+and never blocks indefinitely (events still queued after the timeout are
+dropped).
 """
 
 from __future__ import annotations
 
 import collections
-import datetime
 import logging
 import queue
 import random
-import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -46,9 +49,11 @@ from typing import Any, Protocol
 
 import urllib3
 
+from pycontroller._time import format_rfc3339
 from pycontroller.client import ResourceClient
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.errors import AlreadyExistsError, ApiError, NotFoundError
+from pycontroller.labels import is_dns1123_subdomain
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +86,12 @@ _MAX_BATCH = 256
 
 AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): "
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
 Event = dict[str, Any]
 
 
 def _format_time(epoch: float) -> str:
     """metav1.Time: RFC 3339, second precision, UTC."""
-    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_rfc3339(epoch)
 
 
 _name_lock = threading.Lock()
@@ -513,7 +516,20 @@ class EventRecorder:
         if not self.flush(timeout):
             logger.warning("Event recorder %s: shutting down with unwritten events", self.component)
         self._stopping.set()
-        self._queue.put(None)
+        # Never block on a full queue (the writer may be stuck in a slow
+        # write): make room by dropping queued events, then add the sentinel.
+        # No producer can refill it: ``_closed`` is set.
+        while True:
+            try:
+                self._queue.put_nowait(None)
+                break
+            except queue.Full:
+                try:
+                    dropped = self._queue.get_nowait()
+                except queue.Empty:
+                    continue
+                if dropped is not None:
+                    self._done(1)
         self._thread.join(timeout)
 
     stop = shutdown
@@ -577,7 +593,7 @@ class EventRecorder:
     ) -> Event:
         now = self._clock.time()
         name = f"{ref['name']}.{_unique_name_suffix(self._clock)}"
-        if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        if not is_dns1123_subdomain(name):
             name = str(uuid.uuid4())
         meta: dict[str, Any] = {"name": name, "namespace": ref.get("namespace") or "default"}
         if annotations:
@@ -606,6 +622,13 @@ class EventRecorder:
 
     # -- writing (background thread) ---------------------------------------
 
+    def _done(self, n: int) -> None:
+        """``n`` accepted events were written or dropped."""
+        with self._cond:
+            self._pending -= n
+            if self._pending == 0:
+                self._cond.notify_all()
+
     def _loop(self) -> None:
         while True:
             batch = [self._queue.get()]
@@ -618,11 +641,20 @@ class EventRecorder:
             try:
                 if events and not self._stopping.is_set():
                     self._record_batch(events)
+            except Exception:
+                # Thread boundary (deliberate, like the controller's worker
+                # boundary): this thread is the recorder's only writer, and
+                # ``event()`` promises never to raise into the caller, so a
+                # bug or an unforeseen error while writing one batch must not
+                # end it (flush() would then time out and every later event
+                # would be lost). The batch is dropped and logged.
+                logger.exception(
+                    "Event recorder %s: dropping %d event(s) after an unexpected error",
+                    self.component,
+                    len(events),
+                )
             finally:
-                with self._cond:
-                    self._pending -= len(events)
-                    if self._pending == 0:
-                        self._cond.notify_all()
+                self._done(len(events))
             if len(events) < len(batch):  # the shutdown sentinel
                 return
 
@@ -702,7 +734,9 @@ class EventRecorder:
                 return False
             logger.error("Server rejected event %s/%s (will not retry): %s", namespace, name, err)
             return True
-        except (OSError, urllib3.exceptions.HTTPError) as err:
+        except (OSError, urllib3.exceptions.HTTPError, ValueError) as err:
+            # Transport errors, and replies that do not decode (ValueError,
+            # e.g. a proxy's non-JSON 2xx body): this attempt failed.
             logger.warning(
                 "Unable to write event %s/%s (may retry after sleeping): %s", namespace, name, err
             )

@@ -33,8 +33,10 @@ label value. The name functions themselves do not check (they are used to
 
 from __future__ import annotations
 
-import re
 from typing import Final
+
+from pycontroller.labels import DNS1035_LABEL_MAX_LENGTH
+from pycontroller.labels import is_dns1035_label as is_dns1035_label  # re-export
 
 # --- API -------------------------------------------------------------------
 
@@ -71,34 +73,68 @@ DEFAULT_NGINX_IMAGE: Final = "nginx:1.27-alpine"
 NGINX_CONTAINER_NAME: Final = "nginx"
 
 # --- conditions (metav1.Condition) -------------------------------------------
+#
+# The one set of condition types and reasons ``reconcile.py`` writes; every
+# reason matches the CRD's condition ``reason`` pattern (a test checks).
 
 CONDITION_RECONCILED: Final = "Reconciled"
+CONDITION_AVAILABLE: Final = "Available"
 
 #: ``Reconciled=True``: every child matches the spec.
-REASON_RECONCILE_SUCCEEDED: Final = "ReconcileSucceeded"
-#: ``Reconciled=False``: an API call failed; the key is retried with backoff.
-REASON_RECONCILE_FAILED: Final = "ReconcileFailed"
+REASON_SYNCED: Final = "Synced"
 #: ``Reconciled=False``: ``validate()`` rejected the spec; nothing was written
 #: and the key is not retried until the Balancer changes.
 REASON_INVALID_SPEC: Final = "InvalidSpec"
+#: ``Reconciled=False``: a desired child exists but is controlled by something
+#: else; it is left alone (sample-controller's ``ErrResourceExists``).
+REASON_CHILD_CONFLICT: Final = "ChildConflict"
+#: ``Reconciled=False``: an API call failed; the key is retried with backoff.
+REASON_RECONCILE_FAILED: Final = "ReconcileFailed"
+#: ``Available=True``: the nginx Deployment has an available replica.
+REASON_MINIMUM_REPLICAS_AVAILABLE: Final = "MinimumReplicasAvailable"
+#: ``Available=False``: the nginx Deployment has no available replica.
+REASON_DEPLOYMENT_UNAVAILABLE: Final = "DeploymentUnavailable"
+#: ``Available=False``: the nginx Deployment does not exist (yet).
+REASON_DEPLOYMENT_MISSING: Final = "DeploymentMissing"
+
+CONDITION_REASONS: Final = (
+    REASON_SYNCED,
+    REASON_INVALID_SPEC,
+    REASON_CHILD_CONFLICT,
+    REASON_RECONCILE_FAILED,
+    REASON_MINIMUM_REPLICAS_AVAILABLE,
+    REASON_DEPLOYMENT_UNAVAILABLE,
+    REASON_DEPLOYMENT_MISSING,
+)
 
 # --- events ------------------------------------------------------------------
+#
+# Normal events for child writes; Warning events for a stuck Balancer reuse
+# the condition's reason (InvalidSpec, ChildConflict), failed writes use the
+# *Failed reasons.
 
-EVENT_REASON_SYNCED: Final = "Synced"
-EVENT_REASON_INVALID_SPEC: Final = "InvalidSpec"
-EVENT_REASON_RECONCILE_FAILED: Final = "ReconcileFailed"
 EVENT_REASON_CREATED: Final = "Created"
 EVENT_REASON_UPDATED: Final = "Updated"
 EVENT_REASON_DELETED: Final = "Deleted"
-#: A child with the desired name exists but is not controlled by this
-#: Balancer; it is left alone (sample-controller's ``ErrResourceExists``).
-EVENT_REASON_RESOURCE_EXISTS: Final = "ErrResourceExists"
+EVENT_REASON_CREATE_FAILED: Final = "CreateFailed"
+EVENT_REASON_UPDATE_FAILED: Final = "UpdateFailed"
+EVENT_REASON_DELETE_FAILED: Final = "DeleteFailed"
+
+EVENT_REASONS: Final = (
+    EVENT_REASON_CREATED,
+    EVENT_REASON_UPDATED,
+    EVENT_REASON_DELETED,
+    EVENT_REASON_CREATE_FAILED,
+    EVENT_REASON_UPDATE_FAILED,
+    EVENT_REASON_DELETE_FAILED,
+    REASON_INVALID_SPEC,
+    REASON_CHILD_CONFLICT,
+)
 
 # --- child names ---------------------------------------------------------------
 
 #: Longest Kubernetes DNS-1035 / DNS-1123 label.
-DNS_LABEL_MAX_LENGTH: Final = 63
-_DNS1035_LABEL_RE: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+DNS_LABEL_MAX_LENGTH: Final = DNS1035_LABEL_MAX_LENGTH
 
 BACKEND_SERVICE_SUFFIX: Final = "-backend"
 #: ``len(N) + len(backend) <= MAX_NAME_AND_BACKEND_LENGTH`` keeps
@@ -107,18 +143,6 @@ MAX_NAME_AND_BACKEND_LENGTH: Final = DNS_LABEL_MAX_LENGTH - len("-") - len(BACKE
 #: The schema's bound on a backend name alone (the Balancer name has at least
 #: one character); the combination is checked by ``validate()``.
 MAX_BACKEND_NAME_LENGTH: Final = MAX_NAME_AND_BACKEND_LENGTH - 1
-
-
-def is_dns1035_label(value: object) -> bool:
-    """True iff ``value`` is a str that is a DNS-1035 label (RFC 1035):
-    1..63 characters of ``[a-z0-9-]``, starting with a letter and ending
-    with a letter or digit. Such a string can never carry nginx syntax
-    (no whitespace, ``;``, ``{``, ``#``, quotes or ``:``)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= DNS_LABEL_MAX_LENGTH
-        and _DNS1035_LABEL_RE.fullmatch(value) is not None
-    )
 
 
 def backend_service_name(name: str, backend: str) -> str:

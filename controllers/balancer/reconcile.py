@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import copy
 import logging
-import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from controllers.balancer import diff, names, resources, validation
+from pycontroller._time import format_rfc3339
 from pycontroller.cache import split_meta_namespace_key
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.controller import Result
@@ -49,26 +49,22 @@ Obj = dict[str, Any]
 
 CONTROLLER_NAME = "balancer"
 
-# Condition types.
+# Condition types and reasons, event reasons: one set, in names.py.
 CONDITION_RECONCILED = names.CONDITION_RECONCILED
-CONDITION_AVAILABLE = "Available"
-
-# Condition reasons.
-REASON_SYNCED = "Synced"
+CONDITION_AVAILABLE = names.CONDITION_AVAILABLE
+REASON_SYNCED = names.REASON_SYNCED
 REASON_INVALID_SPEC = names.REASON_INVALID_SPEC
-REASON_CHILD_CONFLICT = "ChildConflict"
+REASON_CHILD_CONFLICT = names.REASON_CHILD_CONFLICT
 REASON_SYNC_FAILED = names.REASON_RECONCILE_FAILED
-REASON_MINIMUM_REPLICAS_AVAILABLE = "MinimumReplicasAvailable"
-REASON_DEPLOYMENT_UNAVAILABLE = "DeploymentUnavailable"
-REASON_DEPLOYMENT_MISSING = "DeploymentMissing"
-
-# Event reasons. Warning events for a stuck Balancer reuse the condition's reason.
+REASON_MINIMUM_REPLICAS_AVAILABLE = names.REASON_MINIMUM_REPLICAS_AVAILABLE
+REASON_DEPLOYMENT_UNAVAILABLE = names.REASON_DEPLOYMENT_UNAVAILABLE
+REASON_DEPLOYMENT_MISSING = names.REASON_DEPLOYMENT_MISSING
 EVENT_CREATED = names.EVENT_REASON_CREATED
 EVENT_UPDATED = names.EVENT_REASON_UPDATED
 EVENT_DELETED = names.EVENT_REASON_DELETED
-EVENT_CREATE_FAILED = "CreateFailed"
-EVENT_UPDATE_FAILED = "UpdateFailed"
-EVENT_DELETE_FAILED = "DeleteFailed"
+EVENT_CREATE_FAILED = names.EVENT_REASON_CREATE_FAILED
+EVENT_UPDATE_FAILED = names.EVENT_REASON_UPDATE_FAILED
+EVENT_DELETE_FAILED = names.EVENT_REASON_DELETE_FAILED
 
 NORMAL = "Normal"
 WARNING = "Warning"
@@ -133,10 +129,6 @@ class _Kind:
 
 class ChildConflict(Exception):
     """A desired child exists and is controlled by something else."""
-
-
-def _rfc3339(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def _name(obj: Obj) -> str:
@@ -496,7 +488,7 @@ class Reconciler:
         deployment: Obj | None,
         deployment_name: str,
     ) -> Obj:
-        now = _rfc3339(self._clock.time())
+        now = format_rfc3339(self._clock.time())
         status: Obj = copy.deepcopy(current.get("status") or {})
         status["activeBackendsNum"] = active
         status["obsoleteBackendsNum"] = obsolete

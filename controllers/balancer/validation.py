@@ -34,12 +34,9 @@ import re
 from typing import Any
 
 from controllers.balancer import names
+from pycontroller.labels import is_qualified_name, is_valid_label_value
 
 _MAX_INT32 = 2**31 - 1
-_QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN_RE = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
 _IANA_SVC_NAME_RE = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
 
 
@@ -69,21 +66,18 @@ def _int_problem(value: Any, low: int, high: int) -> str | None:
 def _label_key_problem(key: Any) -> str | None:
     if not isinstance(key, str):
         return f"key {key!r} is not a string"
-    prefix, _, name = key.rpartition("/")
-    if "/" in key and (
-        not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix)
-    ):
-        return f"key {key!r} has an invalid prefix (must be a DNS-1123 subdomain)"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
-        return f"key {key!r} is not a valid label key"
+    errors = is_qualified_name(key)
+    if errors:
+        return f"key {key!r} is not a valid label key: {'; '.join(errors)}"
     return None
 
 
 def _label_value_problem(value: Any) -> str | None:
     if not isinstance(value, str):
         return f"value {value!r} is not a string"
-    if value and (len(value) > 63 or not _QUALIFIED_NAME_RE.fullmatch(value)):
-        return f"value {value!r} is not a valid label value"
+    errors = is_valid_label_value(value)
+    if errors:
+        return f"value {value!r} is not a valid label value: {'; '.join(errors)}"
     return None
 
 

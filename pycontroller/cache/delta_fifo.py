@@ -74,6 +74,13 @@ PopProcessFunc = Callable[[Deltas, bool], None]
 TransformFunc = Callable[[Any], Any]
 
 
+# What a key function or a known-objects lookup raises for a malformed object
+# (a missing field, a wrong type, a non-mapping). Anything else is a bug in
+# the caller's code and propagates unchanged: the library's only catch-all is
+# the controller's worker boundary.
+_KEY_ERRORS: tuple[type[Exception], ...] = (KeyError, ValueError, TypeError, AttributeError)
+
+
 class ClosedError(Exception):
     """``pop`` was called on a closed, empty queue."""
 
@@ -172,7 +179,7 @@ class DeltaFIFO:
             return self._key_func(obj)
         except KeyFuncError:
             raise
-        except Exception as err:
+        except _KEY_ERRORS as err:
             raise KeyFuncError(obj, str(err)) from err
 
     # ------------------------------------------------------------- producers
@@ -205,7 +212,7 @@ class DeltaFIFO:
                 try:
                     known = self._known_objects.get_by_key(key) is not None
                     lookup_failed = False
-                except Exception:
+                except _KEY_ERRORS:
                     logger.exception("known-objects lookup of %s failed; queueing deletion", key)
                     known, lookup_failed = False, True
                 if not lookup_failed and not known and key not in self._items:
@@ -258,7 +265,7 @@ class DeltaFIFO:
                         continue
                     try:
                         deleted_obj = self._known_objects.get_by_key(key)
-                    except Exception:
+                    except _KEY_ERRORS:
                         logger.exception("lookup of known key %s failed; empty tombstone", key)
                         deleted_obj = None
                     else:
@@ -285,7 +292,7 @@ class DeltaFIFO:
             for key in self._known_objects.list_keys():
                 try:
                     obj = self._known_objects.get_by_key(key)
-                except Exception:
+                except _KEY_ERRORS:
                     logger.exception("known-objects lookup of %s failed; not resyncing it", key)
                     continue
                 if obj is None:

@@ -49,6 +49,13 @@ def meta_namespace_index_func(obj: Any) -> list[str]:
     return [namespace]
 
 
+# What an index function raises for a malformed object (a missing field, a
+# wrong type, a non-mapping); wrapped in IndexFuncError. Anything else is a bug
+# in the index function and propagates unchanged (the store stays consistent
+# either way: index values are computed before anything changes).
+_INDEX_FUNC_ERRORS: tuple[type[Exception], ...] = (KeyError, ValueError, TypeError, AttributeError)
+
+
 class IndexFuncError(RuntimeError):
     """An index function raised; client-go panics here ("unable to calculate an index entry")."""
 
@@ -217,7 +224,7 @@ class Indexer:
     def _index_values_locked(name: str, func: IndexFunc, obj: Any, key: str) -> builtins.list[str]:
         try:
             values = func(obj)
-        except Exception as err:
+        except _INDEX_FUNC_ERRORS as err:
             raise IndexFuncError(
                 f"unable to calculate an index entry for key {key!r} on index {name!r}: {err}"
             ) from err

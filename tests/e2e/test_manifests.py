@@ -31,7 +31,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from controllers.balancer import names
+from controllers.balancer import names, reconcile
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "crds" / "balancer.yaml"
@@ -180,12 +180,11 @@ def test_status_schema() -> None:
     assert conditions["x-kubernetes-list-map-keys"] == ["type"]
     assert conditions["items"]["properties"]["status"]["enum"] == ["True", "False", "Unknown"]
     reason = re.compile(conditions["items"]["properties"]["reason"]["pattern"])
-    for constant in (
-        names.REASON_RECONCILE_SUCCEEDED,
-        names.REASON_RECONCILE_FAILED,
-        names.REASON_INVALID_SPEC,
-    ):
-        assert reason.fullmatch(constant)
+    # The reasons the reconciler writes into conditions: exactly names.CONDITION_REASONS.
+    emitted = {v for k, v in vars(reconcile).items() if k.startswith("REASON_")}
+    assert emitted == set(names.CONDITION_REASONS)
+    for constant in sorted(emitted):
+        assert reason.fullmatch(constant), constant
 
 
 INVALID_BALANCERS = [

@@ -324,7 +324,7 @@ def test_run_drains_in_flight_work_on_stop() -> None:
     q.add("k")
     assert entered.wait(5)
     stop.set()
-    time.sleep(0.3)
+    wait_for(q.shutting_down, what="run to start draining")
     assert t.is_alive(), "run returned while a sync was still in flight"
     q.add("after-stop")  # ignored: the queue is shutting down
     release.set()
@@ -333,31 +333,56 @@ def test_run_drains_in_flight_work_on_stop() -> None:
     assert finished == ["k"]
 
 
-def test_run_waits_for_caches() -> None:
+class CountingSynced:
+    """A has_synced callable that counts its calls; True once ``synced`` is set."""
+
+    def __init__(self) -> None:
+        self.synced = threading.Event()
+        self.calls = 0
+
+    def __call__(self) -> bool:
+        self.calls += 1
+        return self.synced.is_set()
+
+
+def step_cache_polls(clock: FakeClock, synced: CountingSynced, polls: int) -> None:
+    """Let run() poll has_synced ``polls`` more times by stepping the fake clock."""
+    for _ in range(polls):
+        wait_for(lambda: clock.waiters() == 1, what="run to sleep between cache polls")
+        seen = synced.calls
+        clock.step(0.1)
+        wait_for(lambda s=seen: synced.calls > s, what="run to poll has_synced again")
+
+
+def test_run_waits_for_caches(clock: FakeClock) -> None:
     q = fast_queue()
-    synced = threading.Event()
+    synced = CountingSynced()
     sync = Failing(0)
-    c = Controller(unique_name("caches"), q, sync, has_synced=[lambda: True, synced.is_set])
+    c = Controller(unique_name("caches"), q, sync, has_synced=[lambda: True, synced], clock=clock)
     stop = threading.Event()
     q.add("k")
     t = start(c, 1, stop)
-    time.sleep(0.3)
+    step_cache_polls(clock, synced, 3)
+    assert synced.calls == 4  # one poll per clock step, on the injected clock
     assert sync.calls == []
-    synced.set()
+    synced.synced.set()
+    step_cache_polls(clock, synced, 1)
     wait_for(lambda: sync.calls == ["k"])
     stop.set()
     t.join(10)
     assert not t.is_alive()
 
 
-def test_run_returns_if_stopped_before_caches_sync() -> None:
+def test_run_returns_if_stopped_before_caches_sync(clock: FakeClock) -> None:
     q = fast_queue()
     sync = Failing(0)
-    c = Controller(unique_name("nosync"), q, sync, has_synced=[lambda: False])
+    synced = CountingSynced()
+    c = Controller(unique_name("nosync"), q, sync, has_synced=[synced], clock=clock)
     stop = threading.Event()
     t = start(c, 1, stop)
-    time.sleep(0.15)
-    stop.set()
+    step_cache_polls(clock, synced, 2)
+    wait_for(lambda: clock.waiters() == 1, what="run to wait for caches")
+    stop.set()  # no clock step needed: the stop event ends the wait
     t.join(5)
     assert not t.is_alive()
     assert sync.calls == []
@@ -374,13 +399,20 @@ def test_run_twice_raises() -> None:
         c.run(1, stop)
 
 
-def test_run_returns_when_queue_shut_down_externally() -> None:
+def test_run_returns_when_queue_shut_down_externally(clock: FakeClock) -> None:
     q = fast_queue()
-    c = Controller(unique_name("ext"), q, Failing(0))
+    name = unique_name("ext")
+    c = Controller(name, q, Failing(0), clock=clock)
     stop = threading.Event()
     t = start(c, 2, stop)
-    time.sleep(0.05)
+    wait_for(lambda: clock.waiters() == 1, what="run to wait for stop")
     q.shut_down()
+    wait_for(
+        lambda: not any(th.name.startswith(f"{name}-worker-") for th in threading.enumerate()),
+        what="workers to exit",
+    )
+    assert t.is_alive()  # run notices on its next (fake) poll, not before
+    clock.step(0.2)
     t.join(5)
     assert not t.is_alive()
 
@@ -437,17 +469,18 @@ def test_unexpected_return_value_is_success_and_worker_survives(
     assert sample("controller_runtime_reconcile_total", controller=name, result="success") == 1
 
 
-def test_single_has_synced_callable_accepted() -> None:
+def test_single_has_synced_callable_accepted(clock: FakeClock) -> None:
     q = fast_queue()
-    synced = threading.Event()
+    synced = CountingSynced()
     sync = Failing(0)
-    c = Controller(unique_name("single"), q, sync, has_synced=synced.is_set)
+    c = Controller(unique_name("single"), q, sync, has_synced=synced, clock=clock)
     stop = threading.Event()
     q.add("k")
     t = start(c, 1, stop)
-    time.sleep(0.15)
+    step_cache_polls(clock, synced, 1)
     assert sync.calls == []
-    synced.set()
+    synced.synced.set()
+    step_cache_polls(clock, synced, 1)
     wait_for(lambda: sync.calls == ["k"])
     stop.set()
     t.join(10)

@@ -317,3 +317,35 @@ def test_is_qualified_name(key: str, valid: bool) -> None:
 )  # fmt: skip
 def test_is_valid_label_value(value: str, valid: bool) -> None:
     assert (is_valid_label_value(value) == []) is valid
+
+
+@pytest.mark.parametrize(
+    ("value", "label1123", "subdomain", "label1035"),
+    [
+        ("a", True, True, True),
+        ("abc-123", True, True, True),
+        ("1abc", True, True, False),
+        ("a.b", False, True, False),
+        ("a" * 63, True, True, True),
+        ("a" * 64, False, True, False),
+        (".".join(["a" * 63] * 4)[:253], False, True, False),
+        ("a" * 254, False, False, False),
+        ("", False, False, False),
+        ("A", False, False, False),
+        ("a-", False, False, False),
+        ("-a", False, False, False),
+        ("abc\n", False, False, False),
+        (None, False, False, False),
+    ],
+)
+def test_dns_name_helpers(value: object, label1123: bool, subdomain: bool, label1035: bool) -> None:
+    from pycontroller.labels import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
+
+    assert is_dns1123_label(value) is label1123
+    assert is_dns1123_subdomain(value) is subdomain
+    assert is_dns1035_label(value) is label1035
+
+
+def test_label_value_with_trailing_newline_is_invalid() -> None:
+    assert is_valid_label_value("abc\n")
+    assert is_qualified_name("abc\n")

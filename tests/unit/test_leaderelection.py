@@ -280,6 +280,19 @@ def test_get_error_fails_attempt() -> None:
     assert not le._try_acquire_or_renew()
 
 
+def test_undecodable_reply_fails_attempt() -> None:
+    # A non-JSON 2xx body surfaces as ValueError from the client: a failed try, as in client-go.
+    clock = FakeClock()
+    lock = FakeLock()
+    le = elector(lock, clock)
+    lock.fail_get = [ValueError("Expecting value: line 1 column 1 (char 0)")]
+    assert not le._try_acquire_or_renew()
+    assert le._try_acquire_or_renew()  # the next try acquires
+    lock.fail_update = [ValueError("bad body")]
+    lock.fail_get = [ValueError("bad body")]
+    assert not le._try_acquire_or_renew()  # fast path and slow path both fail
+
+
 def test_release() -> None:
     clock = FakeClock()
     lock = FakeLock(record=LeaderElectionRecord(leader_transitions=3))

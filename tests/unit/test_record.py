@@ -603,3 +603,48 @@ def test_tombstone_is_unwrapped(recorder: EventRecorder, sink: FakeSink) -> None
     assert recorder.flush(5)
     ev = next(iter(sink.events.values()))
     assert ev["involvedObject"]["name"] == "foo"
+
+
+def test_undecodable_reply_is_a_failed_attempt(recorder: EventRecorder, sink: FakeSink) -> None:
+    # A 2xx reply whose body is not JSON surfaces as ValueError from the client.
+    sink.fail = [ValueError("Expecting value: line 1 column 1 (char 0)")]
+    recorder.event(POD, "Normal", "R", "m")
+    assert recorder.flush(5)
+    assert [c[0] for c in sink.calls] == ["create", "create"]
+    assert len(sink.events) == 1
+    assert recorder._thread.is_alive()
+
+
+def test_unexpected_error_drops_the_batch_not_the_writer_thread(
+    recorder: EventRecorder, sink: FakeSink, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="pycontroller.record")
+    sink.fail = [RuntimeError("sink bug")]
+    recorder.event(POD, "Normal", "First", "m")
+    assert recorder.flush(5)
+    assert recorder._thread.is_alive()
+    assert any("sink bug" in (rec.exc_text or "") for rec in caplog.records)
+    recorder.event(POD, "Normal", "Second", "m")
+    assert recorder.flush(5)
+    assert [e["reason"] for e in sink.events.values()] == ["Second"]
+
+
+def test_shutdown_with_full_queue_returns(sink: FakeSink) -> None:
+    sink.gate = threading.Event()
+    r = EventRecorder(None, "c", sink=sink, queue_size=2, retry_interval=0.0)
+    try:
+        r.event(POD, "Normal", "R0", "m")
+        deadline = time.monotonic() + 5
+        while not sink.calls and time.monotonic() < deadline:
+            time.sleep(0.005)
+        r.event(POD, "Normal", "R1", "m")
+        r.event(POD, "Normal", "R2", "m")  # the queue is now full; the writer is blocked
+        done = threading.Event()
+        t = threading.Thread(target=lambda: (r.shutdown(timeout=0.2), done.set()), daemon=True)
+        t.start()
+        assert done.wait(5), "shutdown blocked on a full queue"
+    finally:
+        sink.gate.set()
+    r._thread.join(5)
+    assert not r._thread.is_alive()
+    assert r.flush(1)  # the dropped events are no longer pending

@@ -799,3 +799,17 @@ def test_informer_pattern_converges_under_concurrency() -> None:
     threads[0].join(10)
     assert not threads[0].is_alive()
     assert {k: store.get_by_key(k) for k in store.list_keys()} == truth
+
+
+def test_key_func_bug_is_not_wrapped() -> None:
+    def buggy(obj: Any) -> str:
+        raise RuntimeError("bug in the key function")
+
+    fifo = DeltaFIFO(key_func=buggy)
+    with pytest.raises(RuntimeError) as info:
+        fifo.add(o("a"))
+    assert type(info.value) is RuntimeError
+
+    fifo = DeltaFIFO(key_func=lambda obj: obj["missing"])
+    with pytest.raises(KeyFuncError):
+        fifo.add(o("a"))

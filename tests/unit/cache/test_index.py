@@ -266,3 +266,23 @@ def test_concurrent_writers_keep_indices_exact() -> None:
     for w in range(8):
         expected = sorted(k for k in objs if k.startswith(f"ns{w}/"))
         assert store.index_keys(NAMESPACE_INDEX, f"ns{w}") == expected
+
+
+def test_index_func_errors_wrap_only_malformed_object_errors() -> None:
+    from pycontroller.cache.index import IndexFuncError
+
+    def by_label(obj: Any) -> list[str]:
+        return [obj["metadata"]["labels"]["app"]]  # KeyError when unlabelled
+
+    store = Indexer(indexers={"app": by_label})
+    with pytest.raises(IndexFuncError, match="'default/a'"):
+        store.add(pod("a"))
+
+    def buggy(obj: Any) -> list[str]:
+        raise RuntimeError("bug in the index function")
+
+    store = Indexer(indexers={"x": buggy})
+    with pytest.raises(RuntimeError, match="bug in the index function") as info:
+        store.add(pod("b"))
+    assert type(info.value) is RuntimeError  # not wrapped: not the library's catch-all
+    assert store.list_keys() == []
