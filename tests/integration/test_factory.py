@@ -131,3 +131,42 @@ def test_wait_for_cache_sync_times_out_when_server_fails(apiserver: APIServer) -
         assert factory.wait_for_cache_sync(stop, timeout=0.5) == {"/v1/configmaps": False}
     finally:
         factory.shutdown(timeout=5)
+
+
+def test_handler_helpers_feed_a_workqueue_from_a_live_informer(
+    apiserver: APIServer, stop: threading.Event
+) -> None:
+    from pycontroller.handlers import (
+        enqueue_key,
+        enqueue_owner,
+        generation_changed,
+        predicate_handler,
+    )
+    from pycontroller.workqueue import Queue
+
+    api = apiserver.api_client()
+    cms = ResourceClient(api, "", "v1", "configmaps")
+    owner = cms.create(cm("owner"))
+    child = cm("child")
+    child["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "owner",
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
+    factory = SharedInformerFactory(api)
+    inf = factory.for_resource("", "v1", "configmaps")
+    keys, owners = Queue(), Queue()
+    inf.add_event_handler(predicate_handler(enqueue_key(keys), generation_changed))
+    inf.add_event_handler(enqueue_owner(owners, "ConfigMap", ""))
+    factory.start(stop)
+    assert factory.wait_for_cache_sync(stop, timeout=10)["/v1/configmaps"]
+    cms.create(child)
+    wait_for(lambda: len(owners) == 1 and len(keys) == 2)
+    assert owners.get(timeout=1) == ("default/owner", False)
+    got = {keys.get(timeout=1)[0], keys.get(timeout=1)[0]}
+    assert got == {"default/owner", "default/child"}
+    factory.shutdown(timeout=5)
