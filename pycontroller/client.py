@@ -484,7 +484,7 @@ class ResourceClient:
 
     def _path(self, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
         parts = [self._prefix]
-        if namespace is not None:
+        if namespace:  # None or "": all namespaces (collections) / cluster scope
             if not self.namespaced:
                 raise ValueError(f"{self.plural} is cluster-scoped: namespace {namespace!r} given")
             parts.append(f"namespaces/{quote(namespace, safe='')}")
