@@ -125,7 +125,8 @@ def _run_leader_elected(
     identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
     namespace = args.leader_election_namespace or args.namespace or "default"
     lease = args.leader_election_id
-    lock = LeaseLock(api_client, namespace, lease, identity)
+    # Events "<identity> became leader" / "stopped leading" about the Lease, as client-go.
+    lock = LeaseLock(api_client, namespace, lease, identity, event_recorder=bc.recorder)
     lost = threading.Event()
 
     def started_leading(stop_leading: threading.Event) -> None:

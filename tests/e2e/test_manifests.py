@@ -23,8 +23,14 @@ import json
 import re
 import shutil
 import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 import kubernetes_validate
@@ -302,34 +308,12 @@ def _deploy_objects() -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-def test_rbac_is_exact_and_has_no_wildcards() -> None:
+def test_rbac_has_no_wildcards_and_binds_the_service_account() -> None:
     objects = _deploy_objects()
-    role = objects[("ClusterRole", "balancer-controller")]
-    grants = {
-        (group, resource): sorted(rule["verbs"])
-        for rule in role["rules"]
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-    }
-    crud = sorted(["create", "get", "list", "watch", "update", "patch", "delete"])
-    assert grants == {
-        (names.GROUP, "balancers"): ["get", "list", "watch"],
-        (names.GROUP, "balancers/status"): ["get", "patch", "update"],
-        (names.GROUP, "balancers/finalizers"): ["update"],
-        ("", "services"): crud,
-        ("", "configmaps"): crud,
-        ("apps", "deployments"): crud,
-        ("", "events"): ["create", "patch"],
-    }
     for obj in objects.values():
         for rule in obj.get("rules", []):
             for key in ("apiGroups", "resources", "verbs"):
                 assert "*" not in rule[key], (obj["metadata"]["name"], rule)
-    lease_role = objects[("Role", "balancer-leader-election")]
-    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}.items() <= (
-        lease_role["rules"][0].items()
-    )
-    assert sorted(lease_role["rules"][0]["verbs"]) == ["create", "get", "update"]
     for kind in ("ClusterRoleBinding", "RoleBinding"):
         binding = next(o for (k, _), o in objects.items() if k == kind)
         assert binding["subjects"] == [
@@ -339,6 +323,205 @@ def test_rbac_is_exact_and_has_no_wildcards() -> None:
                 "namespace": "balancer-system",
             }
         ]
+
+
+# --- RBAC = what the controller actually does ------------------------------------
+
+#: Granted but never requested: it authorizes setting blockOwnerDeletion on
+#: the children's ownerReferences (OwnerReferencesPermissionEnforcement).
+_GRANTED_FOR_ADMISSION = {(names.GROUP, "balancers/finalizers", "update")}
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _rbac_request(method: str, path: str) -> tuple[str, str, str] | None:
+    """(apiGroup, resource, verb) that authorizes a request; None for non-resource paths.
+
+    GET of an item is ``get``, of a collection ``list``, with ``?watch=true|1``
+    (or under ``/watch/``) ``watch``; POST/PUT/PATCH/DELETE are
+    create/update/patch/delete; ``/status`` etc. address ``<plural>/<sub>``.
+    """
+    split = urlsplit(path)
+    parts = [p for p in split.path.split("/") if p]
+    if parts[:1] == ["api"]:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) > 2:
+        group, rest = parts[1], parts[3:]
+    else:
+        return None
+    watch = parse_qs(split.query).get("watch", [""])[-1] in ("true", "1")
+    if rest[:1] == ["watch"]:
+        watch, rest = True, rest[1:]
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]  # a namespaced resource: drop "namespaces/<ns>"
+    if not rest:
+        return None
+    resource = rest[0] if len(rest) < 3 else f"{rest[0]}/{rest[2]}"
+    if method == "GET":
+        verb = "watch" if watch else "get" if len(rest) > 1 else "list"
+    elif method == "DELETE" and len(rest) == 1:
+        verb = "deletecollection"
+    else:
+        verb = _VERBS[method]
+    return group, resource, verb
+
+
+def test_rbac_request_mapping() -> None:
+    assert _rbac_request("GET", "/api/v1/services?watch=1&resourceVersion=5") == (
+        "",
+        "services",
+        "watch",
+    )
+    assert _rbac_request("GET", "/api/v1/services?limit=500") == ("", "services", "list")
+    assert _rbac_request("GET", "/apis/apps/v1/namespaces/d/deployments/x") == (
+        "apps",
+        "deployments",
+        "get",
+    )
+    assert _rbac_request("PUT", f"/apis/{names.GROUP}/v1/namespaces/d/balancers/b/status") == (
+        names.GROUP,
+        "balancers/status",
+        "update",
+    )
+    assert _rbac_request("PATCH", "/api/v1/namespaces/d/events/e") == ("", "events", "patch")
+    assert _rbac_request("GET", "/api/v1/namespaces/d") == ("", "namespaces", "get")
+    assert _rbac_request("GET", "/version") is None
+    assert _rbac_request("GET", "/apis") is None
+
+
+def _granted() -> set[tuple[str, str, str]]:
+    objects = _deploy_objects()
+    return {
+        (group, resource, verb)
+        for key in (("ClusterRole", "balancer-controller"), ("Role", "balancer-leader-election"))
+        for rule in objects[key]["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def _driver(server: Any) -> Callable[..., dict[str, Any]]:
+    """The test's own requests, tagged ``pretty=true`` (the controller never sends it)."""
+
+    def call(method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        req = urllib.request.Request(
+            f"{server.url}{path}?pretty=true",
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            out: dict[str, Any] = json.loads(resp.read())
+            return out
+
+    return call
+
+
+def _until(probe: Callable[[], Any], what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if probe():
+                return
+        except urllib.error.HTTPError as err:
+            if err.code != 404:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:
+    """Run the controller (leader-elected, as deployed) through create, a
+    backend removed, a child edited and one deleted (self-heal), a stale
+    cache on every write path (injected 409s), then map every request it made
+    to the (apiGroup, resource, verb) RBAC checks and compare with deploy/."""
+    testing = pytest.importorskip("pycontroller.testing")
+    main = pytest.importorskip("controllers.balancer.__main__")
+    from controllers.balancer.controller import BalancerController
+
+    ns, name = "default", "balancer-sample"
+    svc = f"/api/v1/namespaces/{ns}/services"
+    balancer_path = f"/apis/{names.API_VERSION}/namespaces/{ns}/balancers/{name}"
+    with testing.APIServer(crds=[str(CRD_FILE)]) as server:
+        call = _driver(server)
+        api_client = server.api_client()
+        bc = BalancerController(api_client)
+        args = main.parse_args(["--leader-elect", "--leader-election-namespace", ns])
+        stop = threading.Event()
+
+        def run() -> None:
+            bc.start_informers(stop)
+            main._run_leader_elected(api_client, args, bc, stop)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        try:
+            (sample,) = _docs(SAMPLES / "balancer.yaml")
+            sample["metadata"] = {"name": name, "namespace": ns}
+            call("POST", f"/apis/{names.API_VERSION}/namespaces/{ns}/balancers", sample)
+
+            def synced(active: int) -> bool:
+                b = call("GET", balancer_path)
+                st = b.get("status") or {}
+                return bool(
+                    st.get("observedGeneration") == b["metadata"]["generation"]
+                    and st.get("activeBackendsNum") == active
+                    and st.get("obsoleteBackendsNum") == 0
+                )
+
+            _until(lambda: synced(3), "the sample to converge")
+            # Every later write first meets a stale-cache Conflict: the
+            # controller must re-read (get) and retry.
+            for path in (
+                f"{svc}/{name}-v1-backend",
+                f"/configmaps/{name}-proxy-configmap",
+                f"/deployments/{name}-proxy",
+                f"/balancers/{name}/status",
+            ):
+                server.fail_next(409, method="PUT", path_regex=f"{path}$")
+            # A child edited by hand is restored (update)...
+            v1 = call("GET", f"{svc}/{name}-v1-backend")
+            v1["spec"]["selector"] = {"edited": "by-hand"}
+            call("PUT", f"{svc}/{name}-v1-backend", v1)
+            _until(
+                lambda: "edited" not in call("GET", f"{svc}/{name}-v1-backend")["spec"]["selector"],
+                "the edited Service to be restored",
+            )
+            # ...a removed backend updates nginx.conf and the Deployment, deletes its Service...
+            b = call("GET", balancer_path)
+            b["spec"]["backends"] = b["spec"]["backends"][:2]
+            call("PUT", balancer_path, b)
+            _until(lambda: synced(2), "the backend removal to converge")
+            # ...and a deleted child comes back; the repeated "Created" event is a PATCH.
+            old_uid = call("GET", f"{svc}/{name}-v2-backend")["metadata"]["uid"]
+            call("DELETE", f"{svc}/{name}-v2-backend")
+            _until(
+                lambda: call("GET", f"{svc}/{name}-v2-backend")["metadata"]["uid"] != old_uid,
+                "the deleted Service to be recreated",
+            )
+            _until(
+                lambda: any(
+                    r.method == "PATCH" and "/events/" in r.path for r in server.request_log
+                ),
+                "the repeated event to be aggregated",
+            )
+        finally:
+            stop.set()
+            thread.join(15)
+            bc.shutdown()
+        assert not thread.is_alive()
+        log = list(server.request_log)
+
+    used = {
+        rbac
+        for r in log
+        if "pretty=true" not in r.path and (rbac := _rbac_request(r.method, r.path)) is not None
+    }
+    assert sum(r.status == 409 for r in log) >= 4, "the injected conflicts were not all hit"
+    granted = _granted()
+    assert sorted(used - granted) == [], "requests the RBAC in deploy/ would forbid"
+    assert sorted(granted - _GRANTED_FOR_ADMISSION - used) == [], "granted but never used"
 
 
 def test_deployment_flags_parse_and_probes_match() -> None:
