@@ -88,6 +88,34 @@ _LAST_RV = _metric(
 )
 
 
+def _page_items(page: dict[str, Any]) -> list[Any]:
+    """The page's items, each given the list's ``apiVersion`` and ``kind`` if it lacks them.
+
+    kube-apiserver omits ``kind``/``apiVersion`` on the items of a LIST of a
+    built-in type (client-go fills them in from its scheme); downstream code
+    (event recorders, reconcilers filtering children by kind) needs them.
+    Items are completed in place (``setdefault``, no copy); an item that has
+    its own values keeps them. Watch events already carry both fields.
+    """
+    items = page.get("items") or []
+    list_kind = page.get("kind")
+    api_version = page.get("apiVersion")
+    kind = list_kind[:-4] if isinstance(list_kind, str) and list_kind.endswith("List") else None
+    if not kind:  # "" from a bare "List": nothing to derive
+        kind = None
+    if not isinstance(api_version, str) or not api_version:
+        api_version = None
+    if kind is None and api_version is None:
+        return items
+    for item in items:
+        if type(item) is dict:
+            if kind is not None and "kind" not in item:
+                item["kind"] = kind
+            if api_version is not None and "apiVersion" not in item:
+                item["apiVersion"] = api_version
+    return items
+
+
 class VeryShortWatchError(Exception):
     """A watch closed less than a second after opening without delivering any event."""
 
@@ -361,8 +389,8 @@ class Reflector:
                 )
                 page = self.lister_watcher.list(resource_version=rv, limit=None, continue_=None)
                 meta = page.get("metadata") or {}
-                return list(page.get("items") or []), str(meta.get("resourceVersion") or "")
-            page_items = page.get("items") or []
+                return list(_page_items(page)), str(meta.get("resourceVersion") or "")
+            page_items = _page_items(page)
             meta = page.get("metadata") or {}
             token = meta.get("continue") or None
             if not paginated and token is None:

@@ -595,3 +595,31 @@ def test_reflector_metrics_count_lists_and_events() -> None:
     assert REGISTRY.get_sample_value("reflector_list_items_total", labels) == 2
     assert REGISTRY.get_sample_value("reflector_watch_events_total", labels) == 1
     assert REGISTRY.get_sample_value("reflector_last_resource_version", labels) == 4
+
+
+def test_listed_items_get_kind_and_api_version_from_the_list() -> None:
+    # kube-apiserver omits kind/apiVersion on the items of a built-in type's LIST.
+    lw = FakeLW()
+    own = {**obj("own", 1), "kind": "Other", "apiVersion": "x/v1"}
+    first = {**page([obj("a", 1), own], 10, "c1"), "kind": "ConfigMapList", "apiVersion": "v1"}
+    second = {**page([obj("b", 1)], 10), "kind": "ConfigMapList", "apiVersion": "v1"}
+    lw.lists = [first, second]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", page_size=2, clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+    listed = store.items
+    assert listed["a"]["kind"] == "ConfigMap" and listed["a"]["apiVersion"] == "v1"
+    assert listed["b"]["kind"] == "ConfigMap" and listed["b"]["apiVersion"] == "v1"
+    assert listed["own"]["kind"] == "Other" and listed["own"]["apiVersion"] == "x/v1"
+    assert listed["a"] is first["items"][0], "items are completed in place, not copied"
+
+
+def test_list_without_kind_leaves_items_alone() -> None:
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 10)]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "t", clock=FakeClock())
+    with Runner(r):
+        wait_for(lambda: len(lw.watch_calls) == 1)
+    assert "kind" not in store.items["a"] and "apiVersion" not in store.items["a"]
