@@ -120,16 +120,6 @@ EVENT_REASON_CREATE_FAILED: Final = "CreateFailed"
 EVENT_REASON_UPDATE_FAILED: Final = "UpdateFailed"
 EVENT_REASON_DELETE_FAILED: Final = "DeleteFailed"
 
-EVENT_REASONS: Final = (
-    EVENT_REASON_CREATED,
-    EVENT_REASON_UPDATED,
-    EVENT_REASON_DELETED,
-    EVENT_REASON_CREATE_FAILED,
-    EVENT_REASON_UPDATE_FAILED,
-    EVENT_REASON_DELETE_FAILED,
-    REASON_INVALID_SPEC,
-    REASON_CHILD_CONFLICT,
-)
 
 # --- child names ---------------------------------------------------------------
 

@@ -37,6 +37,23 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from controllers.balancer import diff, names, resources, validation
+from controllers.balancer.names import (
+    CONDITION_AVAILABLE,
+    CONDITION_RECONCILED,
+    EVENT_REASON_CREATE_FAILED,
+    EVENT_REASON_CREATED,
+    EVENT_REASON_DELETE_FAILED,
+    EVENT_REASON_DELETED,
+    EVENT_REASON_UPDATE_FAILED,
+    EVENT_REASON_UPDATED,
+    REASON_CHILD_CONFLICT,
+    REASON_DEPLOYMENT_MISSING,
+    REASON_DEPLOYMENT_UNAVAILABLE,
+    REASON_INVALID_SPEC,
+    REASON_MINIMUM_REPLICAS_AVAILABLE,
+    REASON_RECONCILE_FAILED,
+    REASON_SYNCED,
+)
 from pycontroller._time import format_rfc3339
 from pycontroller.cache import split_meta_namespace_key
 from pycontroller.clock import REAL_CLOCK, Clock
@@ -48,23 +65,6 @@ logger = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 CONTROLLER_NAME = "balancer"
-
-# Condition types and reasons, event reasons: one set, in names.py.
-CONDITION_RECONCILED = names.CONDITION_RECONCILED
-CONDITION_AVAILABLE = names.CONDITION_AVAILABLE
-REASON_SYNCED = names.REASON_SYNCED
-REASON_INVALID_SPEC = names.REASON_INVALID_SPEC
-REASON_CHILD_CONFLICT = names.REASON_CHILD_CONFLICT
-REASON_SYNC_FAILED = names.REASON_RECONCILE_FAILED
-REASON_MINIMUM_REPLICAS_AVAILABLE = names.REASON_MINIMUM_REPLICAS_AVAILABLE
-REASON_DEPLOYMENT_UNAVAILABLE = names.REASON_DEPLOYMENT_UNAVAILABLE
-REASON_DEPLOYMENT_MISSING = names.REASON_DEPLOYMENT_MISSING
-EVENT_CREATED = names.EVENT_REASON_CREATED
-EVENT_UPDATED = names.EVENT_REASON_UPDATED
-EVENT_DELETED = names.EVENT_REASON_DELETED
-EVENT_CREATE_FAILED = names.EVENT_REASON_CREATE_FAILED
-EVENT_UPDATE_FAILED = names.EVENT_REASON_UPDATE_FAILED
-EVENT_DELETE_FAILED = names.EVENT_REASON_DELETE_FAILED
 
 NORMAL = "Normal"
 WARNING = "Warning"
@@ -244,7 +244,7 @@ class Reconciler:
         except ConflictError:
             raise  # stale cache; the retry reads fresh state, no need to alarm anyone
         except ApiError as err:
-            self._report_failure(balancer, REASON_SYNC_FAILED, str(err), event=False)
+            self._report_failure(balancer, REASON_RECONCILE_FAILED, str(err), event=False)
             raise
 
         backends = [c for c in desired if self._is_backend(balancer, c)]
@@ -312,7 +312,7 @@ class Reconciler:
                 # The cache lags behind our own earlier create: read and diff.
                 live = client.get(name, namespace=namespace)
             except ApiError as err:
-                self._warn(balancer, EVENT_CREATE_FAILED, f"Create {kind} {name}: {err}")
+                self._warn(balancer, EVENT_REASON_CREATE_FAILED, f"Create {kind} {name}: {err}")
                 raise
             else:
                 logger.info(
@@ -322,7 +322,9 @@ class Reconciler:
                     kind,
                     name,
                 )
-                self._recorder.event(balancer, NORMAL, EVENT_CREATED, MSG_CREATED % (kind, name))
+                self._recorder.event(
+                    balancer, NORMAL, EVENT_REASON_CREATED, MSG_CREATED % (kind, name)
+                )
                 return created
         assert live is not None
         if not diff.is_controlled_by(live, balancer["metadata"]["uid"]):
@@ -342,7 +344,7 @@ class Reconciler:
             fields = diff.differing_fields(child, fresh)
             updated = client.update(diff.overlay(child, fresh))
         except ApiError as err:
-            self._warn(balancer, EVENT_UPDATE_FAILED, f"Update {kind} {name}: {err}")
+            self._warn(balancer, EVENT_REASON_UPDATE_FAILED, f"Update {kind} {name}: {err}")
             raise
         logger.info(
             "controller=%s key=%s action=update kind=%s name=%s fields=%s",
@@ -353,7 +355,7 @@ class Reconciler:
             ",".join(fields),
         )
         self._recorder.event(
-            balancer, NORMAL, EVENT_UPDATED, MSG_UPDATED % (kind, name, ", ".join(fields))
+            balancer, NORMAL, EVENT_REASON_UPDATED, MSG_UPDATED % (kind, name, ", ".join(fields))
         )
         return updated
 
@@ -390,7 +392,7 @@ class Reconciler:
                 remaining += 1
                 continue
             except ApiError as err:
-                self._warn(balancer, EVENT_DELETE_FAILED, f"Delete Service {name}: {err}")
+                self._warn(balancer, EVENT_REASON_DELETE_FAILED, f"Delete Service {name}: {err}")
                 raise
             logger.info(
                 "controller=%s key=%s/%s action=delete kind=Service name=%s",
@@ -399,7 +401,9 @@ class Reconciler:
                 meta["name"],
                 name,
             )
-            self._recorder.event(balancer, NORMAL, EVENT_DELETED, MSG_DELETED % ("Service", name))
+            self._recorder.event(
+                balancer, NORMAL, EVENT_REASON_DELETED, MSG_DELETED % ("Service", name)
+            )
         return remaining
 
     def _count_backends(self, balancer: Obj) -> tuple[int, int]:
