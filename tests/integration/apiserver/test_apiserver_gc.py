@@ -6,11 +6,10 @@ from __future__ import annotations
 import http.client
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
@@ -29,15 +28,6 @@ def request(
         return resp.status, json.loads(raw) if raw else None
     finally:
         conn.close()
-
-
-def eventually(cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.01)
-    assert cond(), "condition not met before the deadline"
 
 
 def exists(server: APIServer, path: str) -> bool:
@@ -108,7 +98,7 @@ def test_background_propagation_collects_dependents(apiserver: APIServer) -> Non
     code, _ = request(apiserver, "DELETE", f"{CM}/owner")
     assert code == 200
     assert not exists(apiserver, f"{CM}/owner")  # owner gone at once
-    eventually(lambda: not exists(apiserver, f"{CM}/c1") and not exists(apiserver, f"{CM}/c2"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/c1") and not exists(apiserver, f"{CM}/c2"))
 
 
 def test_dependent_with_unknown_owner_is_collected(apiserver: APIServer) -> None:
@@ -118,7 +108,7 @@ def test_dependent_with_unknown_owner_is_collected(apiserver: APIServer) -> None
         "metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"},
     }
     make_child(apiserver, "orphaned", fake)
-    eventually(lambda: not exists(apiserver, f"{CM}/orphaned"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/orphaned"))
 
 
 def test_dangling_reference_removed_when_another_owner_lives(apiserver: APIServer) -> None:
@@ -138,7 +128,7 @@ def test_dangling_reference_removed_when_another_owner_lives(apiserver: APIServe
         _, obj = request(apiserver, "GET", f"{CM}/shared")
         return [r["name"] for r in obj["metadata"].get("ownerReferences", [])]
 
-    eventually(lambda: refs() == ["o2"])
+    wait_for(lambda: refs() == ["o2"])
 
 
 def test_foreground_propagation(apiserver: APIServer) -> None:
@@ -149,7 +139,7 @@ def test_foreground_propagation(apiserver: APIServer) -> None:
     assert code == 200
     assert "foregroundDeletion" in obj["metadata"]["finalizers"]
     assert obj["metadata"]["deletionTimestamp"]
-    eventually(lambda: not exists(apiserver, f"{CM}/free"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/free"))
     # The blocking dependent is terminating but held by its finalizer: owner waits.
     _, blocker = request(apiserver, "GET", f"{CM}/blocker")
     assert blocker["metadata"]["deletionTimestamp"]
@@ -162,7 +152,7 @@ def test_foreground_propagation(apiserver: APIServer) -> None:
         {"metadata": {"finalizers": []}},
         "application/merge-patch+json",
     )
-    eventually(lambda: not exists(apiserver, f"{CM}/owner"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/owner"))
 
 
 def test_foreground_via_delete_options_body(apiserver: APIServer) -> None:
@@ -175,7 +165,7 @@ def test_foreground_via_delete_options_body(apiserver: APIServer) -> None:
         {"kind": "DeleteOptions", "propagationPolicy": "Foreground"},
     )
     assert code == 200
-    eventually(lambda: not exists(apiserver, f"{CM}/owner") and not exists(apiserver, f"{CM}/c"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/owner") and not exists(apiserver, f"{CM}/c"))
 
 
 def test_orphan_propagation(apiserver: APIServer) -> None:
@@ -183,7 +173,7 @@ def test_orphan_propagation(apiserver: APIServer) -> None:
     make_child(apiserver, "kid", owner)
     code, obj = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Orphan")
     assert code == 200 and "orphan" in obj["metadata"]["finalizers"]
-    eventually(lambda: not exists(apiserver, f"{CM}/owner"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/owner"))
     _, kid = request(apiserver, "GET", f"{CM}/kid")
     assert "ownerReferences" not in kid["metadata"]
     time.sleep(0.2)
@@ -207,7 +197,7 @@ def test_gc_chain_across_kinds(apiserver: APIServer) -> None:
     child = make_child(apiserver, "mid", dep)
     make_child(apiserver, "leaf", child)
     request(apiserver, "DELETE", f"{DEPLOY}/web")
-    eventually(lambda: not exists(apiserver, f"{CM}/mid") and not exists(apiserver, f"{CM}/leaf"))
+    wait_for(lambda: not exists(apiserver, f"{CM}/mid") and not exists(apiserver, f"{CM}/leaf"))
 
 
 def test_custom_finalizer_generation_bump_only_on_delete(apiserver: APIServer) -> None:
@@ -224,7 +214,7 @@ def test_namespace_waits_for_finalized_contents(apiserver: APIServer) -> None:
     request(apiserver, "POST", path, {"metadata": {"name": "h", "finalizers": ["x/y"]}})
     request(apiserver, "POST", path, {"metadata": {"name": "free"}})
     assert request(apiserver, "DELETE", "/api/v1/namespaces/held")[0] == 200
-    eventually(lambda: not exists(apiserver, f"{path}/free"))
+    wait_for(lambda: not exists(apiserver, f"{path}/free"))
     _, held = request(apiserver, "GET", f"{path}/h")
     assert held["metadata"]["deletionTimestamp"]
     time.sleep(0.2)
@@ -237,4 +227,4 @@ def test_namespace_waits_for_finalized_contents(apiserver: APIServer) -> None:
         {"metadata": {"finalizers": None}},
         "application/merge-patch+json",
     )
-    eventually(lambda: not exists(apiserver, "/api/v1/namespaces/held"))
+    wait_for(lambda: not exists(apiserver, "/api/v1/namespaces/held"))

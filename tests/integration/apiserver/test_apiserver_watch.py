@@ -17,7 +17,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 from kubernetes import client, watch
 
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -250,17 +250,12 @@ def test_namespaced_and_all_namespaces_watch(apiserver: APIServer) -> None:
 
 def test_drop_watches_closes_streams_abruptly(apiserver: APIServer) -> None:
     streams = [Stream(apiserver, f"{CM}?watch=true") for _ in range(3)]
-    deadline = time.monotonic() + 5
-    while apiserver.watch_count() < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: apiserver.watch_count() >= 3, 5, what="3 open watches")
     apiserver.drop_watches()
     for s in streams:
         end = s.next()
         assert end is None or isinstance(end, Exception)
-    deadline = time.monotonic() + 5
-    while apiserver.watch_count() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert apiserver.watch_count() == 0
+    wait_watch_count(apiserver, 0)
     # The server keeps serving.
     assert request(apiserver, "GET", CM)[0] == 200
 
@@ -317,10 +312,7 @@ def test_slow_watcher_does_not_block_writers(apiserver: APIServer) -> None:
 
 
 def wait_watch_count(server: APIServer, n: int, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while server.watch_count() != n and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.watch_count() == n
+    wait_for(lambda: server.watch_count() == n, timeout, what=f"{n} open watches")
 
 
 def test_abandoned_watch_is_cleaned_up(apiserver: APIServer) -> None:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import copy
 import http.client
 import json
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from kubernetes import client
 
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 GROUP = "example.com"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -123,24 +122,13 @@ def raw(apiserver: APIServer) -> Raw:
     return r
 
 
-def wait_for(fn: Any, timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
-
-
 def test_created_crd_is_established_and_discoverable(raw: Raw) -> None:
     def established() -> bool:
         _, _, crd = raw("GET", f"{CRDS}/widgets.example.com")
         conds = {c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])}
         return conds.get("Established") == "True" and conds.get("NamesAccepted") == "True"
 
-    wait_for(established)
+    wait_for(established, what="the CRD to be Established")
     _, _, crd = raw("GET", f"{CRDS}/widgets.example.com")
     assert crd["status"]["acceptedNames"]["listKind"] == "WidgetList"
     assert crd["status"]["storedVersions"] == ["v1"]
@@ -258,7 +246,7 @@ def test_crd_delete_removes_objects_and_endpoints(apiserver: APIServer, raw: Raw
     def gone() -> bool:
         return raw("GET", f"{CRDS}/widgets.example.com")[0] == 404
 
-    wait_for(gone)
+    wait_for(gone, what="the CRD to be gone")
     assert raw("GET", WIDGETS)[0] == 404
     assert raw("GET", "/apis/example.com/v1")[0] == 404
     _, _, groups = raw("GET", "/apis")
