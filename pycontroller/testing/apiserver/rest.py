@@ -441,6 +441,7 @@ class REST:
         self._validate_custom(rt, obj, None, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd:
+            crd_mod.default_crd(obj)
             self._validate_crd(rt, obj, None)
         if opts.dry_run:
             return self.out(rt, obj)
@@ -559,13 +560,15 @@ class REST:
         """Validate, default and commit ``new`` over ``old`` (lock held)."""
         name = _meta(old).get("name", "")
         self._validate_meta(rt, new)
+        is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if subresource != "status":
             self.defaulter.default(rt, new, old)
+            if is_crd:
+                crd_mod.default_crd(new)
             causes = builtin.validate(rt, new, old)
             if causes:
                 raise invalid(rt, name, causes)
         self._validate_custom(rt, new, old, opts)
-        is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd and subresource != "status":
             self._validate_crd(rt, new, old)
         meta = _meta(new)
@@ -599,7 +602,14 @@ class REST:
             meta["resourceVersion"] = old_meta.get("resourceVersion")
             return self.out(rt, new)
         if terminating and not meta.get("finalizers") and rt.kind != "Namespace":
-            return self.out(rt, self._remove_locked(rt, new))
+            # kube's Store.Update -> deleteWithoutFinalizers: the emptied object
+            # is never stored; the stored one is deleted, so the DELETED event
+            # carries the last stored state (finalizers and all, at the
+            # deletion's resourceVersion), while the writer gets back the
+            # object it sent.
+            self._remove_locked(rt, copy.deepcopy(old))
+            meta["resourceVersion"] = old_meta.get("resourceVersion")
+            return self.out(rt, new)
         stored = self.storage.commit("MODIFIED", rkey(rt), new, old)
         if is_crd and subresource != "status":
             stored = self._crd_changed(rt, stored)
@@ -767,7 +777,8 @@ class REST:
         self, rt: ResourceType, obj: dict[str, Any], finalizer: str
     ) -> dict[str, Any]:
         """Drop ``finalizer`` from a stored object (GC); deletes it if it was the
-        last one of a terminating object."""
+        last one of a terminating object (the DELETED event then carries the
+        stored state, as for a client's update: see ``_write_update``)."""
         new = copy.deepcopy(obj)
         meta = _meta(new)
         fins = [f for f in meta.get("finalizers") or [] if f != finalizer]
@@ -776,7 +787,7 @@ class REST:
         else:
             meta.pop("finalizers", None)
         if meta.get("deletionTimestamp") and not fins and rt.kind != "Namespace":
-            return self._remove_locked(rt, new)
+            return self._remove_locked(rt, copy.deepcopy(obj))
         return self.storage.commit("MODIFIED", rkey(rt), new, obj)
 
     def replace_locked(

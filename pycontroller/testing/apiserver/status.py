@@ -28,6 +28,7 @@ __all__ = [
     "invalid",
     "method_not_allowed",
     "not_found",
+    "qualified_kind",
     "qualified_resource",
     "status_body",
     "success_status",
@@ -149,19 +150,33 @@ def conflict(rt: ResourceType, name: str, why: str = CONFLICT_SUFFIX) -> StatusE
     )
 
 
+def qualified_kind(rt: ResourceType) -> str:
+    """``schema.GroupKind.String()``: ``Service`` for the core group,
+    ``Deployment.apps`` / ``Widget.example.com`` otherwise."""
+    return f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+
+
 def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> StatusError:
-    """422 Invalid; ``causes`` are ``{"reason", "message", "field"}`` dicts."""
-    parts = []
+    """422 Invalid as ``errors.NewInvalid(rt.GroupKind(), name, errs)``:
+    ``Deployment.apps "x" is invalid: <errs>`` with ``details.group`` and
+    ``details.kind`` (the kind, not the plural). ``causes`` are
+    ``{"reason", "message", "field"}`` dicts; the summary is the aggregate of
+    their ``field: message`` strings (one, or ``[a, b]``; duplicates once)."""
+    parts: list[str] = []
     for c in causes:
         field = c.get("field", "")
         msg = c.get("message", "")
-        parts.append(f"{field}: {msg}" if field else msg)
-    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+        part = f"{field}: {msg}" if field else msg
+        if part not in parts:
+            parts.append(part)
     details = _details(rt, name, kind=rt.kind)
     details["causes"] = [
         {k: v for k, v in c.items() if k in ("reason", "message", "field")} for c in causes
     ]
-    return StatusError(422, "Invalid", f'{rt.kind} "{name}" is invalid: {summary}', details)
+    message = f'{qualified_kind(rt)} "{name}" is invalid'
+    if parts:
+        message += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
+    return StatusError(422, "Invalid", message, details)
 
 
 def bad_request(message: str) -> StatusError:

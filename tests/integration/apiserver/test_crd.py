@@ -159,10 +159,9 @@ def test_invalid_object_is_rejected_naming_each_field(raw: Raw) -> None:
     )
     assert causes["spec.ports[2].port"]["reason"] == "FieldValueInvalid"
     assert causes["spec.ports[1]"]["reason"] == "FieldValueDuplicate"
-    # kube says 'Widget.example.com "bad" is invalid: ...' (qualified kind); the
-    # server's Status message format is owned by status.py.
-    assert '"bad" is invalid' in status["message"]
-    assert status["details"]["kind"] == "Widget"
+    # errors.NewInvalid(GroupKind, ...): the qualified kind, then the aggregate.
+    assert status["message"].startswith('Widget.example.com "bad" is invalid: [')
+    assert status["details"]["kind"] == "Widget" and status["details"]["group"] == GROUP
 
     missing = widget("missing")
     del missing["spec"]["size"]

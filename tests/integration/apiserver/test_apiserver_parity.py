@@ -1,0 +1,220 @@
+"""Details where the embedded API server matches kube-apiserver exactly:
+the DELETED event of an update that empties the finalizers, the qualified
+kind in Invalid messages, CRD defaulting."""
+
+from __future__ import annotations
+
+import copy
+import http.client
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from pycontroller.testing import APIServer, wait_for
+
+CM = "/api/v1/namespaces/default/configmaps"
+DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
+SVC = "/api/v1/namespaces/default/services"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+MERGE = "application/merge-patch+json"
+
+
+def request(
+    server: APIServer,
+    method: str,
+    path: str,
+    body: Any = None,
+    ctype: str = "application/json",
+) -> tuple[int, Any]:
+    u = urlsplit(server.url)
+    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port or 80, timeout=10)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        conn.request(method, path, body=data, headers={"Content-Type": ctype})
+        resp = conn.getresponse()
+        raw = resp.read()
+        return resp.status, json.loads(raw) if raw else None
+    finally:
+        conn.close()
+
+
+def events_since(server: APIServer, path: str, rv: str) -> list[dict[str, Any]]:
+    """Every watch event on ``path`` after ``rv`` (the stream ends after 1 s)."""
+    u = urlsplit(server.url)
+    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port or 80, timeout=10)
+    try:
+        conn.request("GET", f"{path}?watch=true&resourceVersion={rv}&timeoutSeconds=1")
+        resp = conn.getresponse()
+        return [json.loads(line) for line in resp.read().splitlines() if line.strip()]
+    finally:
+        conn.close()
+
+
+def deployment(name: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+
+
+# --- DELETED after the last finalizer goes -----------------------------------------
+
+
+def test_update_removing_last_finalizer_deletes_with_stored_state(apiserver: APIServer) -> None:
+    code, created = request(
+        apiserver, "POST", CM, {"metadata": {"name": "f", "finalizers": ["example.com/x"]}}
+    )
+    assert code == 201
+    start = created["metadata"]["resourceVersion"]
+    code, marked = request(apiserver, "DELETE", f"{CM}/f")
+    assert code == 200 and marked["metadata"]["deletionTimestamp"]
+    code, resp = request(apiserver, "PATCH", f"{CM}/f", {"metadata": {"finalizers": None}}, MERGE)
+    # The writer gets the object it produced (no finalizers) ...
+    assert code == 200
+    assert "finalizers" not in resp["metadata"]
+    assert resp["metadata"]["resourceVersion"] == marked["metadata"]["resourceVersion"]
+    assert request(apiserver, "GET", f"{CM}/f")[0] == 404
+    # ... while watchers get DELETED with the last stored state, as kube's
+    # deleteWithoutFinalizers (the emptied object is never stored).
+    evs = events_since(apiserver, CM, start)
+    assert [e["type"] for e in evs] == ["MODIFIED", "DELETED"]
+    deleted = evs[1]["object"]
+    assert deleted["metadata"]["finalizers"] == ["example.com/x"]
+    assert deleted["metadata"]["deletionTimestamp"] == marked["metadata"]["deletionTimestamp"]
+    assert int(deleted["metadata"]["resourceVersion"]) > int(marked["metadata"]["resourceVersion"])
+    assert deleted["kind"] == "ConfigMap" and deleted["apiVersion"] == "v1"
+
+
+def test_put_removing_last_finalizer_behaves_the_same(apiserver: APIServer) -> None:
+    _, created = request(
+        apiserver,
+        "POST",
+        CM,
+        {"metadata": {"name": "p", "finalizers": ["a/b"]}, "data": {"k": "v"}},
+    )
+    _, marked = request(apiserver, "DELETE", f"{CM}/p")
+    body = copy.deepcopy(marked)
+    body["metadata"]["finalizers"] = []
+    body["data"] = {"k": "changed"}
+    code, resp = request(apiserver, "PUT", f"{CM}/p", body)
+    assert code == 200 and resp["data"] == {"k": "changed"}
+    evs = events_since(apiserver, CM, created["metadata"]["resourceVersion"])
+    assert evs[-1]["type"] == "DELETED"
+    assert evs[-1]["object"]["data"] == {"k": "v"}  # the stored state, not the PUT body
+    assert evs[-1]["object"]["metadata"]["finalizers"] == ["a/b"]
+
+
+def test_foreground_owner_deleted_event_carries_its_finalizer(apiserver: APIServer) -> None:
+    _, owner = request(apiserver, "POST", CM, {"metadata": {"name": "owner"}})
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+        "blockOwnerDeletion": True,
+    }
+    request(apiserver, "POST", CM, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+    start = owner["metadata"]["resourceVersion"]
+    code, _ = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Foreground")
+    assert code == 200
+    wait_for(lambda: request(apiserver, "GET", f"{CM}/owner")[0] == 404, 5, what="owner deleted")
+    evs = [
+        e for e in events_since(apiserver, CM, start) if e["object"]["metadata"]["name"] == "owner"
+    ]
+    assert evs[-1]["type"] == "DELETED"
+    assert evs[-1]["object"]["metadata"]["finalizers"] == ["foregroundDeletion"]
+
+
+# --- Invalid messages ----------------------------------------------------------------
+
+
+def test_invalid_message_uses_the_qualified_kind(apiserver: APIServer) -> None:
+    bad = deployment("web")
+    bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    code, st = request(apiserver, "POST", DEPLOY, bad)
+    assert code == 422
+    assert st["message"] == (
+        'Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: '
+        'map[string]string{"app":"other"}: `selector` does not match template `labels`'
+    )
+    assert st["details"]["group"] == "apps" and st["details"]["kind"] == "Deployment"
+    assert st["details"]["name"] == "web"
+
+    _, svc = request(
+        apiserver, "POST", SVC, {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
+    )
+    svc["spec"]["clusterIP"] = "10.99.99.99"
+    code, st = request(apiserver, "PUT", f"{SVC}/s", svc)
+    assert code == 422
+    assert st["message"].startswith('Service "s" is invalid: spec.clusterIPs[0]: ')
+    assert "group" not in st["details"] and st["details"]["kind"] == "Service"
+
+    code, st = request(apiserver, "POST", CM, {"metadata": {"name": "Bad_Name"}})
+    assert code == 422
+    assert st["message"].startswith('ConfigMap "Bad_Name" is invalid: metadata.name: ')
+
+
+def test_invalid_message_aggregates_several_errors(apiserver: APIServer) -> None:
+    ref = {"apiVersion": "v1", "kind": "ConfigMap"}
+    code, st = request(apiserver, "POST", CM, {"metadata": {"name": "x", "ownerReferences": [ref]}})
+    assert code == 422
+    assert st["message"].startswith(
+        'ConfigMap "x" is invalid: [metadata.ownerReferences[0].name: Required value, '
+    )
+    assert st["message"].endswith("]")
+
+
+# --- CRD defaulting --------------------------------------------------------------------
+
+
+def _gadget_crd() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "kind": "Gadget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_crd_create_and_update_apply_crd_defaults(apiserver: APIServer) -> None:
+    code, crd = request(apiserver, "POST", CRDS, _gadget_crd())
+    assert code == 201, crd
+    names = crd["spec"]["names"]
+    assert names["singular"] == "gadget" and names["listKind"] == "GadgetList"
+    assert crd["spec"]["conversion"] == {"strategy": "None"}
+    gen = crd["metadata"]["generation"]
+    # An update that omits the defaulted fields gets them back: no spec change.
+    body = _gadget_crd()
+    body["metadata"]["resourceVersion"] = crd["metadata"]["resourceVersion"]
+    body["spec"]["names"]["shortNames"] = ["gd"]
+    code, updated = request(apiserver, "PUT", f"{CRDS}/gadgets.example.com", body)
+    assert code == 200, updated
+    assert updated["spec"]["names"]["listKind"] == "GadgetList"
+    assert updated["spec"]["conversion"] == {"strategy": "None"}
+    assert updated["metadata"]["generation"] == gen + 1  # only shortNames changed
