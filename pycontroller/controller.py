@@ -43,11 +43,11 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol
 
-import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
+from pycontroller._metrics import register
 from pycontroller.clock import REAL_CLOCK, Clock
 
 logger = logging.getLogger(__name__)
@@ -103,64 +103,36 @@ _RECONCILE_BUCKETS = (
     15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
 )  # fmt: skip
 
-_M = TypeVar("_M", Counter, Gauge, Histogram)
-
-
-def _register(factory: Callable[[], _M], name: str) -> _M:
-    """Create a collector in the default registry, or return the one already there.
-
-    Guards against double registration (module reloads, importlib test
-    imports): prometheus-client raises ValueError on a duplicate name.
-    """
-    try:
-        return factory()
-    except ValueError:
-        existing = prometheus_client.REGISTRY._names_to_collectors.get(name)
-        if existing is None:
-            raise
-        return cast(_M, existing)
-
-
-RECONCILE_TOTAL: Counter = _register(
-    lambda: Counter(
-        "controller_runtime_reconcile_total",
-        "Total number of reconciliations per controller",
-        ["controller", "result"],
-    ),
+RECONCILE_TOTAL: Counter = register(
+    Counter,
     "controller_runtime_reconcile_total",
+    "Total number of reconciliations per controller",
+    ["controller", "result"],
 )
-RECONCILE_ERRORS: Counter = _register(
-    lambda: Counter(
-        "controller_runtime_reconcile_errors_total",
-        "Total number of reconciliation errors per controller",
-        ["controller"],
-    ),
+RECONCILE_ERRORS: Counter = register(
+    Counter,
     "controller_runtime_reconcile_errors_total",
+    "Total number of reconciliation errors per controller",
+    ["controller"],
 )
-RECONCILE_TIME: Histogram = _register(
-    lambda: Histogram(
-        "controller_runtime_reconcile_time_seconds",
-        "Length of time per reconciliation per controller",
-        ["controller"],
-        buckets=_RECONCILE_BUCKETS,
-    ),
+RECONCILE_TIME: Histogram = register(
+    Histogram,
     "controller_runtime_reconcile_time_seconds",
+    "Length of time per reconciliation per controller",
+    ["controller"],
+    buckets=_RECONCILE_BUCKETS,
 )
-ACTIVE_WORKERS: Gauge = _register(
-    lambda: Gauge(
-        "controller_runtime_active_workers",
-        "Number of currently used workers per controller",
-        ["controller"],
-    ),
+ACTIVE_WORKERS: Gauge = register(
+    Gauge,
     "controller_runtime_active_workers",
+    "Number of currently used workers per controller",
+    ["controller"],
 )
-MAX_CONCURRENT_RECONCILES: Gauge = _register(
-    lambda: Gauge(
-        "controller_runtime_max_concurrent_reconciles",
-        "Maximum number of concurrent reconciles per controller",
-        ["controller"],
-    ),
+MAX_CONCURRENT_RECONCILES: Gauge = register(
+    Gauge,
     "controller_runtime_max_concurrent_reconciles",
+    "Maximum number of concurrent reconciles per controller",
+    ["controller"],
 )
 
 

@@ -53,6 +53,7 @@ from pycontroller._time import format_rfc3339
 from pycontroller.client import ResourceClient
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.errors import AlreadyExistsError, ApiError, NotFoundError
+from pycontroller.flowcontrol import TokenBucket
 from pycontroller.labels import is_dns1123_subdomain
 
 logger = logging.getLogger(__name__)
@@ -203,25 +204,6 @@ class _LRU:
             self._data.popitem(last=False)
 
 
-class _TokenBucket:
-    """Passive token bucket (``TryAccept`` only); starts full."""
-
-    def __init__(self, qps: float, burst: int, now: float) -> None:
-        self._qps = qps
-        self._burst = float(burst)
-        self._tokens = float(burst)
-        self._last = now
-
-    def try_accept(self, now: float) -> bool:
-        elapsed = max(now - self._last, 0.0)
-        self._last = now
-        self._tokens = min(self._burst, self._tokens + elapsed * self._qps)
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
-
-
 @dataclass
 class _AggregateRecord:
     local_keys: set[str]
@@ -368,9 +350,9 @@ class EventCorrelator:
     def _spam_accept_locked(self, event: Event) -> bool:
         key = self._spam_key_func(event)
         now = self._clock.now()
-        bucket: _TokenBucket | None = self._spam_cache.get(key)
+        bucket: TokenBucket | None = self._spam_cache.get(key)
         if bucket is None:
-            bucket = _TokenBucket(self._spam_qps, self._spam_burst, now)
+            bucket = TokenBucket(self._spam_qps, self._spam_burst, clock=self._clock)
             self._spam_cache.add(key, bucket)
         return bucket.try_accept(now)
 

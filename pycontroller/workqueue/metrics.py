@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import prometheus_client
 
+from pycontroller._metrics import register
+
 if TYPE_CHECKING:
     from pycontroller.clock import Clock
 
@@ -164,20 +166,8 @@ def _register(
     documentation: str,
     **kwargs: Any,
 ) -> _C:
-    """Create and register one collector labelled ``name``.
-
-    If ``registry`` already holds a collector of the same class under that name
-    (this module was imported twice, e.g. after a reload), reuse it instead of
-    failing on prometheus-client's duplicate check.
-    """
-    try:
-        return cls(name, documentation, ["name"], registry=registry, **kwargs)
-    except ValueError:
-        existing = getattr(registry, "_names_to_collectors", {}).get(name)
-        if isinstance(existing, cls):
-            logger.debug("Reusing the %s collector already registered", name)
-            return existing
-        raise
+    """One collector labelled ``name`` in ``registry`` (reused if already there)."""
+    return register(cls, name, documentation, ["name"], registry=registry, **kwargs)
 
 
 class _PrometheusCollectors:

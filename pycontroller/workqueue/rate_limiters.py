@@ -17,7 +17,8 @@ import threading
 from collections.abc import Hashable
 from typing import Any, Protocol, runtime_checkable
 
-from pycontroller.clock import REAL_CLOCK, Clock
+from pycontroller.clock import Clock
+from pycontroller.flowcontrol import TokenBucket
 
 logger = logging.getLogger(__name__)
 
@@ -135,26 +136,10 @@ class BucketRateLimiter:
             raise ValueError(f"burst must be >= 1, got {burst!r}")
         self.qps = qps
         self.burst = burst
-        self._clock: Clock = clock if clock is not None else REAL_CLOCK
-        self._lock = threading.Lock()
-        self._tokens = float(burst)
-        self._last = self._clock.now()
+        self._bucket = TokenBucket(qps, burst, clock=clock)
 
     def when(self, item: Any) -> float:
-        if math.isinf(self.qps):
-            return 0.0
-        now = self._clock.now()
-        with self._lock:
-            # A clock read before another thread's later read must not move
-            # the bucket backwards.
-            now = max(now, self._last)
-            tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-            tokens -= 1.0
-            self._tokens = tokens
-            self._last = now
-        if tokens >= 0:
-            return 0.0
-        return -tokens / self.qps
+        return self._bucket.reserve()
 
     def num_requeues(self, item: Any) -> int:
         return 0

@@ -440,18 +440,6 @@ def test_active_workers_gauge_during_sync() -> None:
     assert sample("controller_runtime_active_workers", controller=name) == 0
 
 
-def test_metric_registration_is_idempotent() -> None:
-    from prometheus_client import Counter
-
-    from pycontroller import controller as mod
-
-    again = mod._register(
-        lambda: Counter("controller_runtime_reconcile_total", "x", ["controller", "result"]),
-        "controller_runtime_reconcile_total",
-    )
-    assert again is mod.RECONCILE_TOTAL
-
-
 def test_unexpected_return_value_is_success_and_worker_survives(
     queue: RateLimitingQueue, caplog: pytest.LogCaptureFixture
 ) -> None:
