@@ -4,9 +4,9 @@ Modules, one concept each: ``server`` (APIServer lifecycle and test
 controls), ``http`` (request handling and routing), ``rest`` (the verbs),
 ``storage`` (versioned store, history), ``watch`` (watch fan-out),
 ``registry``/``resource_types``/``builtin`` (served kinds and defaulting),
-``patch``, ``gc`` (owner references, finalizers, namespaces), ``faults``,
-``names``, ``selectors``, ``status``; and the CRD side: ``crd``, ``schema``,
-``discovery``, ``openapi``, ``table``.
+``scale`` (the ``/scale`` subresource), ``patch``, ``gc`` (owner references,
+finalizers, namespaces), ``faults``, ``names``, ``selectors``, ``status``; and
+the CRD side: ``crd``, ``schema``, ``discovery``, ``openapi``, ``table``.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.scale import SCALE_GVK, scale_paths
 
 logger = logging.getLogger(__name__)
 
@@ -118,8 +119,8 @@ def _subresources(rt: ResourceType) -> list[tuple[str, dict[str, str], list[str]
     gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
     if rt.has_status:
         subs.append(("status", gvk, ["get", "patch", "update"]))
-    # A CRD's `scale` subresource (kept in rt.extra["scale"]) is not served by
-    # the embedded server, so it is not advertised: `kubectl scale` would 404.
+    if scale_paths(rt) is not None:
+        subs.append(("scale", dict(SCALE_GVK), ["get", "patch", "update"]))
     return subs
 
 

@@ -9,7 +9,9 @@ written and flushed as soon as it is queued). Routes:
     /apis/{group}/{version}/...                         (the same below the group version)
     /api, /apis, /apis/{g}[/{v}], /version, /openapi/*  (discovery, via discovery.py/openapi.py)
 
-Every error answer is a ``Status`` body. Each request is appended to the
+Subresources: ``status`` (kinds that have it) and ``scale`` (deployments and
+CRDs declaring it; ``autoscaling/v1`` Scale bodies). Every error answer is a
+``Status`` body. Each request is appended to the
 server's request log once, with the status it got (a watch logs 200 when the
 stream starts).
 """
@@ -32,6 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pycontroller import _json
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.rest import WriteOptions
+from pycontroller.testing.apiserver.scale import scale_paths
 from pycontroller.testing.apiserver.selectors import (
     Selector,
     parse_field_selector,
@@ -292,6 +295,8 @@ class _Handler(BaseHTTPRequestHandler):
                         raise _Response(rcode, rbody, rctype)
             raise _not_found_path()
         rt = r.rt
+        if r.subresource == "scale" and r.name is not None and scale_paths(rt) is not None:
+            self._scale(method, r, body, params, accept)
         if r.subresource and not (r.subresource == "status" and rt.has_status):
             raise _not_found_path()
         if r.watch_path or (method == "GET" and r.name is None and _truthy(params.get("watch"))):
@@ -376,6 +381,31 @@ class _Handler(BaseHTTPRequestHandler):
             )
             self._reply(200, rt, obj, accept)
         raise method_not_allowed()
+
+    def _scale(
+        self, method: str, r: Route, body: bytes, params: dict[str, str], accept: str
+    ) -> None:
+        """``/scale``: GET, PUT and PATCH of the ``autoscaling/v1`` Scale."""
+        app = self.server.app
+        assert r.name is not None
+        opts = WriteOptions(
+            dry_run=params.get("dryRun") == "All",
+            field_validation=params.get("fieldValidation") or "Warn",
+            field_manager=params.get("fieldManager") or "",
+        )
+        if method == "GET":
+            out = app.rest.get_scale(r.rt, r.namespace, r.name)
+        elif method == "PUT":
+            out = app.rest.update_scale(r.rt, r.namespace, r.name, self._decode(body), opts)
+        elif method == "PATCH":
+            ctype = self.headers.get("Content-Type") or ""
+            out = app.rest.patch_scale(r.rt, r.namespace, r.name, ctype, body, opts)
+        else:
+            raise method_not_allowed()
+        headers: dict[str, str] = {}
+        if opts.warnings:
+            headers["Warning"] = ", ".join(_warning(w) for w in opts.warnings)
+        raise _Response(200, _json.dumps(out), JSON, headers)
 
     def _delete_collection(
         self,

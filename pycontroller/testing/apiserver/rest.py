@@ -5,9 +5,10 @@ store plus the per-kind strategies: metadata stamping (uid,
 creationTimestamp, generation, resourceVersion), name validation and
 ``generateName``, namespace existence, optimistic concurrency, the status
 subresource split, defaulting, CRD schema validation, finalizers and
-``deletionTimestamp``, propagation policies (executed by ``gc.py``) and the
-CRD lifecycle (register served types, write ``Established`` status, remove
-the types and their objects on deletion).
+``deletionTimestamp``, propagation policies (executed by ``gc.py``), the
+``/scale`` subresource (Scale views from ``scale.py``) and the CRD
+lifecycle (register served types, write ``Established`` status, remove the
+types and their objects on deletion).
 
 Every read-modify-write runs under ``storage.lock``, so writes are
 serialised and each sees the state the previous one left.
@@ -27,6 +28,7 @@ from typing import Any
 from pycontroller import _json
 from pycontroller.testing.apiserver import builtin
 from pycontroller.testing.apiserver import crd as crd_mod
+from pycontroller.testing.apiserver import scale as scale_mod
 from pycontroller.testing.apiserver import schema as schema_mod
 from pycontroller.testing.apiserver.builtin import Defaulter
 from pycontroller.testing.apiserver.names import generate_name, validate_name
@@ -77,6 +79,10 @@ _CONTINUE_EXPIRED = (
     "modified, or deleted between the time the first chunk was returned and now may "
     "show up in the list."
 )
+
+
+# The kind scale writes are validated as (errors name "Scale.autoscaling").
+_SCALE_RT = ResourceType(group="autoscaling", version="v1", kind="Scale", plural="scale")
 
 
 def now_rfc3339() -> str:
@@ -692,6 +698,112 @@ class REST:
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
             return self._write_update(rt, old, new, opts, subresource=subresource), False
+
+    # --- scale subresource -------------------------------------------------------
+
+    def _scale_paths(self, rt: ResourceType) -> scale_mod.ScalePaths:
+        paths = scale_mod.scale_paths(rt)
+        if paths is None:
+            raise StatusError(
+                404, "NotFound", "the server could not find the requested resource", {}
+            )
+        return paths
+
+    def get_scale(self, rt: ResourceType, ns: str | None, name: str) -> dict[str, Any]:
+        """``GET .../{name}/scale``: the object's ``autoscaling/v1`` Scale."""
+        paths = self._scale_paths(rt)
+        obj = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
+        if obj is None:
+            raise not_found(rt, name)
+        return scale_mod.to_scale(rt, obj, paths)
+
+    def update_scale(
+        self, rt: ResourceType, ns: str | None, name: str, body: Any, opts: WriteOptions
+    ) -> dict[str, Any]:
+        """``PUT .../{name}/scale``: set the replicas from a Scale body."""
+        paths = self._scale_paths(rt)
+        with self.storage.lock:
+            old = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
+            if old is None:
+                raise not_found(rt, name)
+            return self._write_scale_locked(rt, old, paths, body, opts)
+
+    def patch_scale(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        content_type: str,
+        body: bytes,
+        opts: WriteOptions,
+    ) -> dict[str, Any]:
+        """``PATCH .../{name}/scale``: patch the Scale, then write its replicas."""
+        paths = self._scale_paths(rt)
+        ctype = content_type.split(";")[0].strip().lower()
+        if ctype not in (MERGE_PATCH, JSON_PATCH, STRATEGIC):
+            raise unsupported_media_type(content_type)
+        patch = decode_patch(body, ctype)
+        with self.storage.lock:
+            old = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
+            if old is None:
+                raise not_found(rt, name)
+            current = scale_mod.to_scale(rt, old, paths)
+            if ctype == MERGE_PATCH:
+                patched = json_merge_patch(current, patch)
+            elif ctype == JSON_PATCH:
+                patched = json_patch(current, patch)
+            else:
+                patched = strategic_merge_patch(current, patch)
+            return self._write_scale_locked(rt, old, paths, patched, opts)
+
+    def _write_scale_locked(
+        self,
+        rt: ResourceType,
+        old: dict[str, Any],
+        paths: scale_mod.ScalePaths,
+        body: Any,
+        opts: WriteOptions,
+    ) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request must be a JSON object")
+        kind = body.get("kind")
+        if kind and kind != "Scale":
+            raise bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind (Scale)"
+            )
+        name = _meta(old).get("name", "")
+        smeta: Any = body.get("metadata")
+        if not isinstance(smeta, dict):
+            smeta = {}
+        rv = smeta.get("resourceVersion")
+        if rv and str(rv) != _meta(old).get("resourceVersion"):
+            raise conflict(rt, name)
+        spec: Any = body.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}
+        replicas = spec.get("replicas", 0)
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise bad_request(
+                f'Scale in version "v1" cannot be handled as a Scale: json: cannot '
+                f"unmarshal {type(replicas).__name__} into Go struct field "
+                "ScaleSpec.spec.replicas of type int32"
+            )
+        if replicas < 0:
+            raise invalid(
+                _SCALE_RT,
+                name,
+                [
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": f"Invalid value: {replicas}: must be greater than or "
+                        "equal to 0",
+                        "field": "spec.replicas",
+                    }
+                ],
+            )
+        new = scale_mod.apply_replicas(old, paths, replicas)
+        stored = self._write_update(rt, old, new, opts)
+        return scale_mod.to_scale(rt, stored, paths)
 
     # --- delete ------------------------------------------------------------------
 

@@ -57,9 +57,9 @@ def deployment(name: str) -> dict[str, Any]:
         "kind": "Deployment",
         "metadata": {"name": name},
         "spec": {
-            "selector": {"matchLabels": labels},
+            "selector": {"matchLabels": dict(labels)},
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": dict(labels)},
                 "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
             },
         },
@@ -218,3 +218,96 @@ def test_crd_create_and_update_apply_crd_defaults(apiserver: APIServer) -> None:
     assert updated["spec"]["names"]["listKind"] == "GadgetList"
     assert updated["spec"]["conversion"] == {"strategy": "None"}
     assert updated["metadata"]["generation"] == gen + 1  # only shortNames changed
+
+
+# --- /scale ------------------------------------------------------------------------------
+
+
+def test_deployment_scale_subresource(apiserver: APIServer) -> None:
+    d = deployment("web")
+    d["spec"]["selector"]["matchExpressions"] = [
+        {"key": "tier", "operator": "In", "values": ["b", "a"]}
+    ]
+    d["spec"]["template"]["metadata"]["labels"]["tier"] = "a"
+    code, created = request(apiserver, "POST", DEPLOY, d)
+    assert code == 201, created
+    code, sc = request(apiserver, "GET", f"{DEPLOY}/web/scale")
+    assert code == 200
+    assert sc["kind"] == "Scale" and sc["apiVersion"] == "autoscaling/v1"
+    assert sc["metadata"]["name"] == "web" and sc["metadata"]["namespace"] == "default"
+    assert sc["metadata"]["uid"] == created["metadata"]["uid"]
+    assert sc["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    assert sc["spec"] == {"replicas": 1}
+    assert sc["status"] == {"replicas": 0, "selector": "app=web,tier in (a,b)"}
+
+    sc["spec"]["replicas"] = 3
+    code, put = request(apiserver, "PUT", f"{DEPLOY}/web/scale", sc)
+    assert code == 200 and put["spec"]["replicas"] == 3
+    _, got = request(apiserver, "GET", f"{DEPLOY}/web")
+    assert got["spec"]["replicas"] == 3 and got["metadata"]["generation"] == 2
+    assert put["metadata"]["resourceVersion"] == got["metadata"]["resourceVersion"]
+    # A stale resourceVersion in the Scale conflicts, like on the deployment.
+    code, st = request(apiserver, "PUT", f"{DEPLOY}/web/scale", sc)
+    assert code == 409 and st["reason"] == "Conflict"
+    assert st["message"].startswith('Operation cannot be fulfilled on deployments.apps "web"')
+
+    code, patched = request(
+        apiserver, "PATCH", f"{DEPLOY}/web/scale", {"spec": {"replicas": 0}}, MERGE
+    )
+    assert code == 200 and patched["spec"]["replicas"] == 0
+    code, st = request(apiserver, "PATCH", f"{DEPLOY}/web/scale", {"spec": {"replicas": -1}}, MERGE)
+    assert code == 422
+    assert st["message"] == (
+        'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: '
+        "must be greater than or equal to 0"
+    )
+    assert request(apiserver, "GET", f"{DEPLOY}/nope/scale")[0] == 404
+    assert request(apiserver, "DELETE", f"{DEPLOY}/web/scale")[0] == 405
+    # Other kinds have no /scale.
+    request(apiserver, "POST", CM, {"metadata": {"name": "c"}})
+    assert request(apiserver, "GET", f"{CM}/c/scale")[0] == 404
+
+
+def test_scale_is_advertised_in_discovery(apiserver: APIServer) -> None:
+    _, doc = request(apiserver, "GET", "/apis/apps/v1")
+    sub = next(r for r in doc["resources"] if r["name"] == "deployments/scale")
+    assert sub["group"] == "autoscaling" and sub["version"] == "v1" and sub["kind"] == "Scale"
+    assert sorted(sub["verbs"]) == ["get", "patch", "update"]
+    _, core = request(apiserver, "GET", "/api/v1")
+    assert not any(r["name"].endswith("/scale") for r in core["resources"])
+
+
+def _pool_crd() -> dict[str, Any]:
+    crd = _gadget_crd()
+    crd["metadata"]["name"] = "pools.example.com"
+    crd["spec"]["names"] = {"plural": "pools", "kind": "Pool"}
+    crd["spec"]["versions"][0]["subresources"] = {
+        "status": {},
+        "scale": {
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.selector",
+        },
+    }
+    return crd
+
+
+def test_custom_resource_scale_subresource(apiserver: APIServer) -> None:
+    assert request(apiserver, "POST", CRDS, _pool_crd())[0] == 201
+    pools = "/apis/example.com/v1/namespaces/default/pools"
+    wait_for(lambda: request(apiserver, "GET", pools)[0] == 200, 5, what="pools served")
+    _, doc = request(apiserver, "GET", "/apis/example.com/v1")
+    assert "pools/scale" in {r["name"] for r in doc["resources"]}
+    body = {"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}}
+    assert request(apiserver, "POST", pools, body)[0] == 201
+    code, sc = request(apiserver, "GET", f"{pools}/p/scale")
+    assert code == 200
+    assert sc["spec"] == {"replicas": 0} and sc["status"] == {"replicas": 0}
+    _, p = request(apiserver, "GET", f"{pools}/p")
+    p["status"] = {"replicas": 2, "selector": "app=p"}
+    assert request(apiserver, "PUT", f"{pools}/p/status", p)[0] == 200
+    code, sc = request(apiserver, "PATCH", f"{pools}/p/scale", {"spec": {"replicas": 4}}, MERGE)
+    assert code == 200, sc
+    assert sc["spec"] == {"replicas": 4} and sc["status"] == {"replicas": 2, "selector": "app=p"}
+    _, p = request(apiserver, "GET", f"{pools}/p")
+    assert p["spec"]["replicas"] == 4 and p["metadata"]["generation"] == 2

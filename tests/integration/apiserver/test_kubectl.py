@@ -371,3 +371,89 @@ def test_kubectl_balancer_crd_and_sample(kubectl: Kubectl) -> None:
     assert rows[1][0] == "balancer-sample"
     assert "balancer-sample" in kubectl("get", "-n", "default", "blc", "-o", "name").stdout
     kubectl("delete", "-n", "default", "-f", str(sample))
+
+
+SCALED_CRD_YAML = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: pools.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: pools, kind: Pool}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+        labelSelectorPath: .status.selector
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, minimum: 0, maximum: 10}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+              selector: {type: string}
+---
+apiVersion: example.com/v1
+kind: Pool
+metadata:
+  name: p1
+  namespace: default
+spec:
+  replicas: 1
+"""
+
+DEPLOYMENT_YAML = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+"""
+
+
+def test_kubectl_scale(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", kubectl.write("deploy.yaml", DEPLOYMENT_YAML))
+    assert (
+        "deployment.apps/web scaled" in kubectl("scale", "deployment", "web", "--replicas=3").stdout
+    )
+    got = kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}").stdout
+    assert got == "3"
+    # --current-replicas is a precondition read from the Scale.
+    kubectl("scale", "deploy/web", "--current-replicas=3", "--replicas=5")
+    proc = kubectl("scale", "deploy/web", "--current-replicas=3", "--replicas=6", check=False)
+    assert proc.returncode != 0 and "Expected replicas to be 3, was 5" in proc.stderr
+    raw = kubectl("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/web/scale").stdout
+    assert '"selector":"app=web"' in raw and '"replicas":5' in raw
+
+    path = kubectl.write("pool.yaml", SCALED_CRD_YAML)
+    kubectl("apply", "-f", path, check=False)  # the Pool may race the CRD's serving
+    kubectl("wait", "--for=condition=Established", "crd/pools.example.com", "--timeout=20s")
+    kubectl("apply", "-f", path)
+    assert "pool.example.com/p1 scaled" in kubectl("scale", "pool", "p1", "--replicas=4").stdout
+    assert kubectl("get", "pool", "p1", "-o", "jsonpath={.spec.replicas}").stdout == "4"
+    # The CRD's schema still applies to writes through /scale.
+    proc = kubectl("scale", "pool", "p1", "--replicas=11", check=False)
+    assert proc.returncode != 0 and "spec.replicas" in proc.stderr
