@@ -4,7 +4,8 @@ Modules, one concept each: ``server`` (APIServer lifecycle and test
 controls), ``http`` (request handling and routing), ``rest`` (the verbs),
 ``storage`` (versioned store, history), ``watch`` (watch fan-out),
 ``registry``/``resource_types``/``builtin`` (served kinds and defaulting),
-``scale`` (the ``/scale`` subresource), ``patch``, ``gc`` (owner references,
+``scale`` (the ``/scale`` subresource), ``events`` (core/v1 and
+events.k8s.io/v1 Events sharing one storage), ``patch``, ``gc`` (owner references,
 finalizers, namespaces), ``faults``, ``names``, ``selectors``, ``status``; and
 the CRD side: ``crd``, ``schema``, ``discovery``, ``openapi``, ``table``.
 """

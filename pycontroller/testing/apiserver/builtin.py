@@ -36,6 +36,7 @@ def _rt(
     status: bool = False,
     name_rule: str = "subdomain",
     categories: tuple[str, ...] = (),
+    stored_as: tuple[str, str, str] | None = None,
 ) -> ResourceType:
     return ResourceType(
         group=group,
@@ -48,6 +49,9 @@ def _rt(
         categories=categories,
         has_status=status,
         name_rule=name_rule,
+        # stored_as: (group, version, plural) of the type whose storage this one
+        # shares (events.k8s.io/v1 events are core/v1 events; see events.py).
+        extra={"stored_as": stored_as} if stored_as else {},
     )
 
 
@@ -64,7 +68,8 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _rt("apps", "v1", "Deployment", "deployments", short=("deploy",), status=True,
         categories=("all",)),
     _rt("coordination.k8s.io", "v1", "Lease", "leases"),
-    _rt("events.k8s.io", "v1", "Event", "events", short=("ev",)),
+    _rt("events.k8s.io", "v1", "Event", "events", short=("ev",),
+        stored_as=("", "v1", "events")),
     _rt("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
         namespaced=False, short=("crd", "crds"), status=True, categories=("api-extensions",)),
     _rt("rbac.authorization.k8s.io", "v1", "Role", "roles"),

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
+from pycontroller.testing.apiserver.events import events_field_selector
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import WriteOptions
+from pycontroller.testing.apiserver.rest import WriteOptions, rkey
 from pycontroller.testing.apiserver.scale import scale_paths
 from pycontroller.testing.apiserver.selectors import (
     Selector,
@@ -114,6 +115,11 @@ def route(server: APIServer, path: str) -> Route | None:
     if rt.namespaced and name is not None:
         raise _not_found_path()
     return Route(rt, None, name, rest[2] if len(rest) > 2 else "", watch_path)
+
+
+def _fs(rt: ResourceType, selector: str | None) -> str | None:
+    """A field selector in the stored object's field names (events.k8s.io)."""
+    return events_field_selector(selector) if rt.extra.get("stored_as") else selector
 
 
 def _optional(module: str, attr: str) -> Any:
@@ -308,7 +314,7 @@ class _Handler(BaseHTTPRequestHandler):
             if r.name is None:
                 sel = Selector(
                     parse_label(params.get("labelSelector")),
-                    parse_field_selector(params.get("fieldSelector"), rt.kind),
+                    parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
                 )
                 try:
                     limit = int(params.get("limit") or 0)
@@ -419,7 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
         rt = r.rt
         sel = Selector(
             parse_label(params.get("labelSelector")),
-            parse_field_selector(params.get("fieldSelector"), rt.kind),
+            parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
         )
         with app.storage.lock:
             listed = app.rest.list(rt, r.namespace, sel)
@@ -517,7 +523,7 @@ class _Handler(BaseHTTPRequestHandler):
         rt = r.rt
         sel = Selector(
             parse_label(params.get("labelSelector")),
-            parse_field_selector(params.get("fieldSelector"), rt.kind),
+            parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
         )
         namespace = r.namespace
         if r.name is not None:
@@ -526,7 +532,9 @@ class _Handler(BaseHTTPRequestHandler):
                 sel.labels,
                 parse_field_selector(
                     ",".join(
-                        x for x in (params.get("fieldSelector"), f"metadata.name={r.name}") if x
+                        x
+                        for x in (_fs(rt, params.get("fieldSelector")), f"metadata.name={r.name}")
+                        if x
                     ),
                     rt.kind,
                 ),
@@ -547,11 +555,15 @@ class _Handler(BaseHTTPRequestHandler):
                 since = int(rv_param)
             except ValueError as err:
                 raise bad_request(f'invalid resource version "{rv_param}"') from err
-        watcher = Watcher(
-            (rt.group, rt.plural), namespace, sel, capacity=max(1, app.max_watch_backlog)
-        )
+        watcher = Watcher(rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog))
         table = self._table_mode(self.headers.get("Accept") or "")
         to_table = _optional("table", "to_table") if table is not None else None
+        convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        if to_table is not None:
+            convert = lambda o: to_table(rt, app.rest.out(rt, o), include_object=table)  # noqa: E731
+        elif rt.extra.get("stored_as"):
+            # Another type's storage (events.k8s.io): convert each object.
+            convert = lambda o: app.rest.out(rt, o)  # noqa: E731
         sock = self.connection
 
         def abort() -> None:
@@ -585,7 +597,7 @@ class _Handler(BaseHTTPRequestHandler):
                 timeout,
                 bookmarks,
                 send_initial,
-                (lambda o: to_table(rt, o, include_object=table)) if to_table else None,
+                convert,
             )
         except Exception:
             # Headers are sent: no Status can follow. End the stream abruptly so

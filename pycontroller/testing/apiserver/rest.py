@@ -28,6 +28,7 @@ from typing import Any
 from pycontroller import _json
 from pycontroller.testing.apiserver import builtin
 from pycontroller.testing.apiserver import crd as crd_mod
+from pycontroller.testing.apiserver import events as events_mod
 from pycontroller.testing.apiserver import scale as scale_mod
 from pycontroller.testing.apiserver import schema as schema_mod
 from pycontroller.testing.apiserver.builtin import Defaulter
@@ -120,6 +121,11 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def rkey(rt: ResourceType) -> tuple[str, str]:
+    """The storage key of ``rt``'s objects: ``(group, plural)``, or that of the
+    type whose storage it shares (``extra["stored_as"]``, events.k8s.io)."""
+    stored = rt.extra.get("stored_as")
+    if stored:
+        return (stored[0], stored[2])
     return (rt.group, rt.plural)
 
 
@@ -151,7 +157,10 @@ class REST:
     # --- helpers -----------------------------------------------------------------
 
     def out(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        """``obj`` as served at ``rt``'s version (a shallow copy if apiVersion differs)."""
+        """``obj`` as served at ``rt``'s version (a shallow copy if apiVersion
+        differs; converted when ``rt`` shares another type's storage)."""
+        if rt.extra.get("stored_as") and obj.get("apiVersion") != rt.api_version:
+            return events_mod.core_to_events(obj)
         if obj.get("apiVersion") != rt.api_version:
             obj = dict(obj)
             obj["apiVersion"] = rt.api_version
@@ -165,6 +174,16 @@ class REST:
             if rt.extra.get("storage"):
                 return rt
         return types[0]
+
+    def _stored_type(self, rt: ResourceType) -> ResourceType | None:
+        """The type whose storage (and object form) ``rt`` shares, if any."""
+        stored = rt.extra.get("stored_as")
+        if not stored:
+            return None
+        target = self.registry.get(*stored)
+        if target is None:
+            raise StatusError(500, "InternalError", f"no storage for {rt.api_version} {rt.plural}")
+        return target
 
     def _check_namespace(self, rt: ResourceType, ns: str, name: str) -> None:
         nsobj = self.storage.get(("", "namespaces"), "", ns)
@@ -366,6 +385,10 @@ class REST:
         if not isinstance(body, dict):
             raise bad_request("the body of the request must be a JSON object")
         self._check_kind(rt, body)
+        stored_rt = self._stored_type(rt)
+        if stored_rt is not None:
+            created = self.create(stored_rt, ns, events_mod.events_to_core(body), opts)
+            return self.out(rt, created)
         obj = copy.deepcopy(body)
         obj["kind"] = rt.kind
         obj["apiVersion"] = rt.api_version
@@ -471,6 +494,11 @@ class REST:
         if not isinstance(body, dict):
             raise bad_request("the body of the request must be a JSON object")
         self._check_kind(rt, body)
+        stored_rt = self._stored_type(rt)
+        if stored_rt is not None:
+            core = events_mod.events_to_core(body)
+            updated = self.update(stored_rt, ns, name, core, opts, subresource=subresource)
+            return self.out(rt, updated)
         meta = body.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
@@ -649,6 +677,9 @@ class REST:
             raise bad_request("PATCH " + "fieldManager is required for apply requests")
         patch = decode_patch(body, ctype)
         ns = (ns or "") if rt.namespaced else ""
+        stored_rt = self._stored_type(rt)
+        if stored_rt is not None:
+            return self._patch_converted(rt, stored_rt, ns, name, ctype, patch, opts)
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
             if old is None:
@@ -698,6 +729,41 @@ class REST:
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
             return self._write_update(rt, old, new, opts, subresource=subresource), False
+
+    def _patch_converted(
+        self,
+        rt: ResourceType,
+        stored_rt: ResourceType,
+        ns: str,
+        name: str,
+        ctype: str,
+        patch: Any,
+        opts: WriteOptions,
+    ) -> tuple[dict[str, Any], bool]:
+        """Patch through a type that shares ``stored_rt``'s storage: the patch
+        applies to the object as ``rt`` serves it; the result is converted back
+        and written as an update of the stored type (lock held throughout)."""
+        with self.storage.lock:
+            old = self.storage.get(rkey(rt), ns, name)
+            if old is None:
+                if ctype == APPLY and isinstance(patch, dict):
+                    body = copy.deepcopy(patch)
+                    _meta(body).setdefault("name", name)
+                    return self.create(rt, ns, body, opts), True
+                raise not_found(rt, name)
+            current = copy.deepcopy(self.out(rt, old))
+            if ctype == MERGE_PATCH:
+                patched = json_merge_patch(current, patch)
+            elif ctype == JSON_PATCH:
+                patched = json_patch(current, patch)
+            elif ctype == STRATEGIC:
+                patched = strategic_merge_patch(current, patch)
+            else:
+                self._check_kind(rt, patch if isinstance(patch, dict) else {})
+                patched = apply_patch(current, patch)
+            if not isinstance(patched, dict):
+                raise bad_request("patch result is not an object")
+            return self.update(rt, ns, name, patched, opts), False
 
     # --- scale subresource -------------------------------------------------------
 

@@ -311,3 +311,106 @@ def test_custom_resource_scale_subresource(apiserver: APIServer) -> None:
     assert sc["spec"] == {"replicas": 4} and sc["status"] == {"replicas": 2, "selector": "app=p"}
     _, p = request(apiserver, "GET", f"{pools}/p")
     assert p["spec"]["replicas"] == 4 and p["metadata"]["generation"] == 2
+
+
+# --- Events: one storage, two APIs -------------------------------------------------------
+
+CORE_EV = "/api/v1/namespaces/default/events"
+NEW_EV = "/apis/events.k8s.io/v1/namespaces/default/events"
+
+
+def test_core_event_is_served_by_events_k8s_io(apiserver: APIServer) -> None:
+    ref = {"kind": "Pod", "namespace": "default", "name": "web-1", "apiVersion": "v1"}
+    core = {
+        "metadata": {"name": "web-1.abc"},
+        "involvedObject": ref,
+        "reason": "Started",
+        "message": "Started container",
+        "source": {"component": "kubelet", "host": "node-1"},
+        "firstTimestamp": "2024-01-01T00:00:00Z",
+        "lastTimestamp": "2024-01-01T00:01:00Z",
+        "count": 3,
+        "type": "Normal",
+        "reportingComponent": "kubelet",
+        "reportingInstance": "node-1",
+    }
+    code, created = request(apiserver, "POST", CORE_EV, core)
+    assert code == 201, created
+    code, ev = request(apiserver, "GET", f"{NEW_EV}/web-1.abc")
+    assert code == 200, ev
+    assert ev["apiVersion"] == "events.k8s.io/v1" and ev["kind"] == "Event"
+    assert ev["regarding"] == ref
+    assert ev["note"] == "Started container"
+    assert ev["reportingController"] == "kubelet" and ev["reportingInstance"] == "node-1"
+    assert ev["deprecatedSource"] == {"component": "kubelet", "host": "node-1"}
+    assert ev["deprecatedCount"] == 3
+    assert ev["deprecatedFirstTimestamp"] == "2024-01-01T00:00:00Z"
+    assert ev["deprecatedLastTimestamp"] == "2024-01-01T00:01:00Z"
+    assert ev["reason"] == "Started" and ev["type"] == "Normal"
+    for core_only in ("involvedObject", "message", "source", "count", "firstTimestamp"):
+        assert core_only not in ev
+    assert ev["metadata"]["uid"] == created["metadata"]["uid"]
+    assert ev["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    code, lst = request(apiserver, "GET", NEW_EV)
+    assert [e["note"] for e in lst["items"]] == ["Started container"]
+    assert lst["metadata"]["resourceVersion"] == str(apiserver.resource_version)
+
+
+def test_events_k8s_io_event_is_served_by_core(apiserver: APIServer) -> None:
+    new = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "x.1"},
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "regarding": {"kind": "Deployment", "name": "x", "namespace": "default"},
+        "note": "Scaled up",
+        "reason": "ScalingReplicaSet",
+        "type": "Normal",
+        "action": "Scale",
+        "reportingController": "deployment-controller",
+        "reportingInstance": "kcm-1",
+        "series": {"count": 2, "lastObservedTime": "2024-01-01T00:00:05.000000Z"},
+    }
+    code, created = request(apiserver, "POST", NEW_EV, new)
+    assert code == 201, created
+    assert created["apiVersion"] == "events.k8s.io/v1" and created["note"] == "Scaled up"
+    code, ev = request(apiserver, "GET", f"{CORE_EV}/x.1")
+    assert code == 200
+    assert ev["apiVersion"] == "v1"
+    assert ev["involvedObject"]["name"] == "x" and ev["message"] == "Scaled up"
+    assert ev["reportingComponent"] == "deployment-controller"
+    assert ev["series"]["count"] == 2 and ev["action"] == "Scale"
+    assert ev["eventTime"] == new["eventTime"]
+    assert "regarding" not in ev and "note" not in ev
+
+    # Writes through either API change the one object.
+    code, patched = request(apiserver, "PATCH", f"{NEW_EV}/x.1", {"note": "again"}, MERGE)
+    assert code == 200 and patched["note"] == "again" and "message" not in patched
+    _, ev = request(apiserver, "GET", f"{CORE_EV}/x.1")
+    assert ev["message"] == "again"
+    ev["count"] = 7
+    code, put = request(apiserver, "PUT", f"{CORE_EV}/x.1", ev)
+    assert code == 200
+    assert request(apiserver, "GET", f"{NEW_EV}/x.1")[1]["deprecatedCount"] == 7
+    # Field selectors use each API's own names.
+    code, lst = request(apiserver, "GET", f"{NEW_EV}?fieldSelector=regarding.name%3Dx")
+    assert code == 200 and [e["metadata"]["name"] for e in lst["items"]] == ["x.1"]
+    code, lst = request(apiserver, "GET", f"{NEW_EV}?fieldSelector=reportingController%3Dother")
+    assert code == 200 and lst["items"] == []
+    code, lst = request(apiserver, "GET", f"{CORE_EV}?fieldSelector=involvedObject.name%3Dx")
+    assert code == 200 and len(lst["items"]) == 1
+    # A watch on either API sees writes made through the other, in its own form.
+    rv = put["metadata"]["resourceVersion"]
+    assert request(apiserver, "DELETE", f"{CORE_EV}/x.1")[0] == 200
+    evs = events_since(apiserver, NEW_EV, rv)
+    assert [e["type"] for e in evs] == ["DELETED"]
+    assert evs[0]["object"]["apiVersion"] == "events.k8s.io/v1"
+    assert evs[0]["object"]["note"] == "again"
+    assert request(apiserver, "GET", f"{NEW_EV}/x.1")[0] == 404
+
+
+def test_events_k8s_io_watch_from_zero_converts_initial_state(apiserver: APIServer) -> None:
+    request(apiserver, "POST", CORE_EV, {"metadata": {"name": "e"}, "message": "hi"})
+    evs = events_since(apiserver, NEW_EV, "0")
+    assert [(e["type"], e["object"]["note"]) for e in evs] == [("ADDED", "hi")]
+    assert evs[0]["object"]["apiVersion"] == "events.k8s.io/v1"
