@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +13,7 @@ from prometheus_client import REGISTRY
 from pycontroller import Controller, NotFoundError, ResourceClient, Result
 from pycontroller.cache import SharedInformerFactory, split_meta_namespace_key
 from pycontroller.handlers import enqueue_key
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 from pycontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
 
 ANNOTATION = "example.pycontroller.io/seen-data"
@@ -25,17 +25,6 @@ def unique(prefix: str) -> str:
     global _n
     _n += 1
     return f"{prefix}-{_n}"
-
-
-def wait_for(cond: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 class Annotator:

@@ -8,9 +8,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +17,9 @@ import pytest
 
 from controllers.example import MIRROR_LABEL, MirrorController
 from pycontroller import EventRecorder, NotFoundError, ResourceClient
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def wait_for(cond: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def cm(name: str, data: dict[str, str], labelled: bool = True) -> dict[str, Any]:

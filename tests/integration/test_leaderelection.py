@@ -12,21 +12,10 @@ import pytest
 from pycontroller import EventRecorder, LeaderElector, LeaseLock, ResourceClient
 from pycontroller.errors import NotFoundError
 from pycontroller.leaderelection import LeaderElectionRecord
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 LEASE = "my-lock"
 DURATIONS = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.2}
-
-
-def wait_for(cond: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 class Candidate:

@@ -5,22 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from prometheus_client import REGISTRY
 
 from pycontroller.clock import FakeClock
 from pycontroller.controller import Controller, Result
+from pycontroller.testing import wait_for
 from pycontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 def sample(name: str, **labels: str) -> float:

@@ -18,6 +18,7 @@ from pycontroller.leaderelection import (
     LeaseLock,
     format_micro_time,
 )
+from pycontroller.testing import wait_for
 
 
 class FakeLock:
@@ -119,13 +120,6 @@ def bing(duration: int = 3, transitions: int = 0) -> LeaderElectionRecord:
         renew_time="2026-01-01T00:00:00.000000Z",
         leader_transitions=transitions,
     )
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.002)
 
 
 def drive(clock: FakeClock, cond: Callable[[], bool], step: float, timeout: float = 10.0) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from controllers.balancer.controller import BalancerController
 from pycontroller.client import ResourceClient
 from pycontroller.errors import ConflictError, NotFoundError
 from pycontroller.testing import APIServer
+from pycontroller.testing import wait_for as shared_wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 CRD = REPO / "crds" / "balancer.yaml"
@@ -29,19 +29,15 @@ T = TypeVar("T")
 def wait_for(
     probe: Callable[[], T | None], *, timeout: float = 15.0, interval: float = 0.05, what: str = ""
 ) -> T:
-    """Poll ``probe`` until it returns a truthy value; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
+    """``pycontroller.testing.wait_for`` where a 404 from ``probe`` means "not yet"."""
+
+    def attempt() -> T | None:
         try:
-            last = probe()
-        except NotFoundError as err:
-            last = err
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
+            return probe()
+        except NotFoundError:
+            return None
+
+    return shared_wait_for(attempt, timeout, interval=interval, what=what or repr(probe))
 
 
 def sample_balancer(name: str = "balancer-sample", namespace: str = "default") -> dict[str, Any]:
