@@ -22,7 +22,7 @@ import yaml
 from pycontroller.client import ResourceClient
 from pycontroller.config import load_config
 from pycontroller.errors import NotFoundError
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "balancer.yaml"
@@ -114,17 +114,15 @@ def http_get(url: str) -> tuple[int, str]:
 
 
 def wait_until(probe: Any, timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
+    """Poll ``probe`` until truthy; a 404 from it means "not yet"."""
+
+    def attempt() -> Any:
         try:
-            last = probe()
-        except NotFoundError as err:
-            last = err
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
+            return probe()
+        except NotFoundError:
+            return None
+
+    return wait_for(attempt, timeout, interval=0.1, what=what or repr(probe))
 
 
 def converged(balancers: ResourceClient, name: str, namespace: str = "default") -> bool:
