@@ -9,6 +9,7 @@ only object representation used in caches and handlers.
 from __future__ import annotations
 
 import json as _stdlib_json
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["HAVE_ORJSON", "dumps", "loads"]
@@ -22,13 +23,17 @@ except ImportError:  # pragma: no cover - depends on the environment
     HAVE_ORJSON = False
 
 
-def loads(data: bytes | bytearray | memoryview | str) -> Any:
-    """Decode one JSON document."""
-    if _orjson is not None:
-        return _orjson.loads(data)
+def _stdlib_loads(data: bytes | bytearray | memoryview | str) -> Any:
     if isinstance(data, memoryview):
         data = data.tobytes()
     return _stdlib_json.loads(data)
+
+
+loads: Callable[[bytes | bytearray | memoryview | str], Any]
+"""Decode one JSON document (``ValueError`` if malformed)."""
+# orjson.loads itself (it takes all four input types and raises a ValueError
+# subclass): no wrapper frame on the per-watch-event path.
+loads = _orjson.loads if _orjson is not None else _stdlib_loads
 
 
 def dumps(obj: Any) -> bytes:

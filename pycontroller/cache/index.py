@@ -45,6 +45,12 @@ NAMESPACE_INDEX = "namespace"
 
 def meta_namespace_index_func(obj: Any) -> list[str]:
     """Index objects by namespace (``""`` for cluster-scoped objects)."""
+    if type(obj) is dict:  # fast path for decoded JSON (same answer as _meta)
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            namespace = meta.get("namespace") or ""
+            if type(namespace) is str:
+                return [namespace]
     namespace, _ = _meta(obj)
     return [namespace]
 
@@ -85,11 +91,24 @@ class Indexer:
 
     def add(self, obj: Any) -> None:
         """Insert or replace ``obj`` under its key and update every index."""
-        key = self._key_func(obj)
+        self._upsert(obj)
+
+    def _upsert(self, obj: Any, key: str | None = None) -> Any | None:
+        """``add(obj)``, returning the object it replaced (``None`` if the key was new).
+
+        The informer uses it to learn add-vs-update and store in one lock
+        round-trip. ``key``, if given, must be what the key function returns
+        for ``obj`` (the informer passes the key its DeltaFIFO computed).
+        """
+        if key is None:
+            key = self._key_func(obj)
         with self._lock:
-            old = self._items.get(key)
-            self._update_indices_locked(old, obj, key)
-            self._items[key] = obj
+            items = self._items
+            old = items.get(key)
+            if self._indexers:
+                self._update_indices_locked(old, obj, key)
+            items[key] = obj
+            return old
 
     def update(self, obj: Any) -> None:
         """Same as :meth:`add` (upsert); moves index entries whose values changed."""
@@ -103,7 +122,7 @@ class Indexer:
         """Remove the object stored under ``key``, if any."""
         with self._lock:
             old = self._items.pop(key, None)
-            if old is not None:
+            if old is not None and self._indexers:
                 self._update_indices_locked(old, None, key)
 
     def get(self, obj: Any) -> Any | None:
@@ -228,7 +247,8 @@ class Indexer:
             raise IndexFuncError(
                 f"unable to calculate an index entry for key {key!r} on index {name!r}: {err}"
             ) from err
-        return list(values)
+        # An index function's own list is used as is (it is not kept by the caller).
+        return values if type(values) is list else list(values)
 
     def _update_indices_locked(self, old: Any | None, new: Any | None, key: str) -> None:
         """Move ``key`` from ``old``'s index values to ``new``'s, dropping emptied sets.
@@ -237,12 +257,15 @@ class Indexer:
         function leaves the indices as they were.
         """
         changes: builtins.list[tuple[str, list[str], list[str]]] = []
+        values_of = self._index_values_locked
         for name, func in self._indexers.items():
-            old_values = self._index_values_locked(name, func, old, key) if old is not None else []
-            new_values = self._index_values_locked(name, func, new, key) if new is not None else []
+            old_values = values_of(name, func, old, key) if old is not None else []
+            new_values = values_of(name, func, new, key) if new is not None else []
             if len(old_values) == 1 and old_values == new_values:
                 continue
             changes.append((name, old_values, new_values))
+        if not changes:
+            return
         for name, old_values, new_values in changes:
             index = self._indices[name]
             for value in old_values:

@@ -108,11 +108,12 @@ def _page_items(page: dict[str, Any]) -> list[Any]:
     if kind is None and api_version is None:
         return items
     for item in items:
-        if type(item) is dict:
-            if kind is not None and "kind" not in item:
-                item["kind"] = kind
-            if api_version is not None and "apiVersion" not in item:
-                item["apiVersion"] = api_version
+        if type(item) is not dict or ("kind" in item and "apiVersion" in item):
+            continue  # the common case, checked first: nothing to fill in
+        if kind is not None:
+            item.setdefault("kind", kind)
+        if api_version is not None:
+            item.setdefault("apiVersion", api_version)
     return items
 
 

@@ -31,10 +31,10 @@ Invariants and consequences:
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..clock import REAL_CLOCK, Clock
@@ -64,6 +64,8 @@ MINIMUM_RESYNC_PERIOD = 1.0
 LISTENER_STOP_GRACE = 5.0
 # WaitForCacheSync's polling interval.
 SYNC_POLL_PERIOD = 0.1
+# Most keys the informer pops (and applies under the FIFO lock) at once.
+POP_BATCH = 512
 
 
 # --------------------------------------------------------------------------- handlers
@@ -188,13 +190,21 @@ def _determine_resync_period(desired: float, check: float) -> float:
     return max(desired, check)
 
 
+Notification = tuple[int, Any, Any]
+"""``(_ADD, obj, is_in_initial_list)``, ``(_UPDATE, old, new)`` or ``(_DELETE, obj, None)``."""
+
+
 class _ProcessorListener:
     """One handler's unbounded buffer and delivery thread.
 
-    The buffer is a ``queue.SimpleQueue`` (unbounded, FIFO, C-implemented):
-    ``add`` never blocks, so the informer is never held up by this handler;
-    the thread delivers notifications in order. ``_initial_pending`` counts
-    queued-but-undelivered ``on_add(..., True)`` notifications, for the
+    The buffer is a ``deque`` guarded by a Condition. ``add_many`` appends a
+    whole batch of notifications with one lock round-trip and never blocks
+    on the handler, so the informer is never held up by it; the delivery
+    thread takes everything buffered at once (swapping in an empty deque) and
+    delivers it in order without holding the lock. Initial adds
+    (``on_add(..., True)``) are counted when queued (``_initial_queued``, by
+    the informer under its ``_block_deltas``) and when delivered
+    (``_initial_delivered``, by the delivery thread only), for the
     registration's ``has_synced``. After ``stop`` nothing more is delivered
     (buffered notifications are dropped).
     """
@@ -211,22 +221,25 @@ class _ProcessorListener:
         self.resync_period = resync_period
         self.next_resync = 0.0
         self.name = name
-        self._buffer: queue.SimpleQueue[tuple[int, Any, Any] | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
+        self._buffer: deque[Notification] = deque()
+        self._cond = threading.Condition(threading.Lock())
         self._stopped = False
-        self._initial_pending = 0
+        self._initial_queued = 0
+        self._initial_delivered = 0
         self._thread: threading.Thread | None = None
 
-    def add(self, kind: int, a: Any, b: Any) -> None:
-        if self._stopped:
+    def add_many(self, notes: list[Notification], initial: int) -> None:
+        """Buffer ``notes`` (``initial`` of them are initial adds) and wake the thread."""
+        if self._stopped or not notes:
             return
-        if kind == _ADD and b:
-            with self._lock:
-                self._initial_pending += 1
-        self._buffer.put((kind, a, b))
+        if initial:
+            self._initial_queued += initial  # before buffering: never looks delivered early
+        with self._cond:
+            self._buffer.extend(notes)
+            self._cond.notify()
 
     def start(self) -> None:
-        with self._lock:
+        with self._cond:
             if self._thread is not None or self._stopped:
                 return
             self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
@@ -234,9 +247,10 @@ class _ProcessorListener:
 
     def stop(self) -> None:
         """Stop delivering; undelivered notifications are dropped."""
-        with self._lock:
+        with self._cond:
             self._stopped = True
-        self._buffer.put(None)  # wakes the delivery thread
+            self._buffer.clear()
+            self._cond.notify()  # wakes the delivery thread
 
     def join(self, timeout: float | None = None) -> None:
         thread = self._thread
@@ -244,11 +258,12 @@ class _ProcessorListener:
             thread.join(timeout)
 
     def pending(self) -> int:
-        return self._buffer.qsize()
+        return len(self._buffer)
 
     def initial_delivered(self) -> bool:
-        with self._lock:
-            return self._initial_pending == 0
+        # Read the queued count first: the delivered count only grows.
+        queued = self._initial_queued
+        return self._initial_delivered >= queued
 
     def should_resync(self, now: float) -> bool:
         return self.resync_period > 0 and now >= self.next_resync
@@ -258,25 +273,31 @@ class _ProcessorListener:
 
     def _run(self) -> None:
         handler = self.handler
-        get = self._buffer.get
+        cond = self._cond
         while True:
-            item = get()
-            if item is None or self._stopped:
-                return
-            kind, a, b = item
-            try:
-                if kind == _UPDATE:
-                    handler.on_update(a, b)
-                elif kind == _ADD:
-                    handler.on_add(a, b)
-                else:
-                    handler.on_delete(a)
-            except Exception:  # a handler bug must not kill delivery to it
-                logger.exception("%s: event handler %r failed", self.name, handler)
-            finally:
-                if kind == _ADD and b:
-                    with self._lock:
-                        self._initial_pending -= 1
+            with cond:
+                while not self._buffer and not self._stopped:
+                    cond.wait()
+                if self._stopped:
+                    return
+                batch, self._buffer = self._buffer, deque()
+            # Bound once per batch: the per-notification loop is the handler's hot path.
+            on_add, on_update, on_delete = handler.on_add, handler.on_update, handler.on_delete
+            for kind, a, b in batch:
+                if self._stopped:
+                    return
+                try:
+                    if kind == _UPDATE:
+                        on_update(a, b)
+                    elif kind == _ADD:
+                        on_add(a, b)
+                    else:
+                        on_delete(a)
+                except Exception:  # a handler bug must not kill delivery to it
+                    logger.exception("%s: event handler %r failed", self.name, handler)
+                finally:
+                    if kind == _ADD and b:
+                        self._initial_delivered += 1
 
 
 class ResourceEventHandlerRegistration:
@@ -344,11 +365,24 @@ class _SharedProcessor:
             listener.stop()
         return listeners
 
-    def distribute(self, kind: int, a: Any, b: Any, sync: bool) -> None:
+    def distribute_many(
+        self, notes: list[Notification], sync_positions: Sequence[int], initial: int
+    ) -> None:
+        """Queue ``notes`` to every listener, in order.
+
+        ``notes[i]`` for ``i`` in ``sync_positions`` is a resync (unchanged
+        resourceVersion) update: it only goes to listeners currently
+        syncing. ``initial`` notes are initial adds (never resyncs).
+        """
         with self._lock:
+            if not sync_positions:
+                for listener in self._listeners:
+                    listener.add_many(notes, initial)
+                return
+            skip = set(sync_positions)
+            without_sync = [n for i, n in enumerate(notes) if i not in skip]
             for listener, syncing in self._listeners.items():
-                if not sync or syncing:
-                    listener.add(kind, a, b)
+                listener.add_many(notes if syncing else without_sync, initial)
 
     def should_resync(self) -> bool:
         """Called when the reflector's resync timer fires: which listeners are due?"""
@@ -370,21 +404,6 @@ class _SharedProcessor:
                 listener.resync_period = _determine_resync_period(
                     listener.requested_resync_period, check
                 )
-
-
-def _fast_key(obj: Any) -> str | None:
-    """``meta_namespace_key_func`` for a plain decoded dict, or None to use the real one."""
-    if type(obj) is dict:
-        meta = obj.get("metadata")
-        if type(meta) is dict:
-            name = meta.get("name")
-            if type(name) is str and name:
-                ns = meta.get("namespace")
-                if not ns:
-                    return name
-                if type(ns) is str:
-                    return f"{ns}/{name}"
-    return None
 
 
 def _same_resource_version(old: Any, new: Any) -> bool:
@@ -498,8 +517,8 @@ class SharedIndexInformer:
             listener.determine_next_resync(self._clock.now())
             self._processor.add_listener(listener)
             if self._started:
-                for obj in self._indexer.list():
-                    listener.add(_ADD, obj, True)
+                replay: list[Notification] = [(_ADD, obj, True) for obj in self._indexer.list()]
+                listener.add_many(replay, len(replay))
         return ResourceEventHandlerRegistration(self, listener)
 
     def remove_event_handler(self, registration: ResourceEventHandlerRegistration) -> None:
@@ -579,10 +598,10 @@ class SharedIndexInformer:
         try:
             while not stop.is_set():
                 try:
-                    self._fifo.pop(self._handle_deltas)
+                    self._fifo.pop_batch(self._handle_batch, POP_BATCH)
                 except ClosedError:
                     break
-                except Exception:  # keep the cache loop alive; the delta is dropped
+                except Exception:  # keep the cache loop alive; the batch is dropped
                     logger.exception("%s: processing deltas failed", self.name)
         finally:
             self._fifo.close()
@@ -604,28 +623,56 @@ class SharedIndexInformer:
             self._fifo.close()  # wakes the pop loop
 
     def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
-        """Apply ``deltas`` oldest first to the indexer, then notify (under the FIFO lock).
+        """``DeltaFIFO.pop`` process function: :meth:`_handle_batch` for one key."""
+        self._handle_batch([(None, deltas, is_in_initial_list)])
 
-        Hot path (one call per popped key): locals only, one key computation
-        per delta.
+    def _handle_batch(self, batch: Sequence[tuple[str | None, Deltas, bool]]) -> None:
+        """Apply each key's deltas, oldest first, to the indexer; then notify.
+
+        Runs under the FIFO lock (``pop_batch``) and ``_block_deltas``. Every
+        delta updates the indexer before any handler hears of it; the batch's
+        notifications are then queued to each listener at once, in order
+        (handlers run on their own threads, so they see the same sequence as
+        with per-delta queueing). A key whose processing fails is logged and
+        its remaining deltas are dropped; the other keys are processed.
+
+        The FIFO's key of an object is the indexer's key too (same key
+        function, tombstones aside), so it is reused unless a transform ran
+        after the FIFO computed it.
         """
+        trust_keys = self._transform is None
         indexer = self._indexer
-        distribute = self._processor.distribute
-        key_of = deletion_handling_meta_namespace_key_func
+        upsert = indexer._upsert
+        delete = indexer.delete
         deleted = DeltaType.DELETED
+        same_rv = _same_resource_version
+        notes: list[Notification] = []
+        note = notes.append
+        sync_positions: list[int] = []
+        initial = 0
         with self._block_deltas:
-            for dtype, obj in deltas:
-                if dtype is deleted:
-                    indexer.delete(obj)
-                    distribute(_DELETE, obj, None, False)
-                    continue
-                old = indexer.get_by_key(_fast_key(obj) or key_of(obj))
-                if old is not None:
-                    indexer.update(obj)
-                    distribute(_UPDATE, old, obj, _same_resource_version(old, obj))
-                else:
-                    indexer.add(obj)
-                    distribute(_ADD, obj, is_in_initial_list, False)
+            for key, deltas, is_in_initial_list in batch:
+                if not trust_keys:
+                    key = None
+                try:
+                    for dtype, obj in deltas:
+                        if dtype is deleted:
+                            delete(obj)
+                            note((_DELETE, obj, None))
+                            continue
+                        old = upsert(obj, key)
+                        if old is None:
+                            note((_ADD, obj, is_in_initial_list))
+                            if is_in_initial_list:
+                                initial += 1
+                        else:
+                            if same_rv(old, obj):
+                                sync_positions.append(len(notes))
+                            note((_UPDATE, old, obj))
+                except Exception:  # keep the cache loop alive; this key's rest is dropped
+                    logger.exception("%s: processing deltas failed", self.name)
+            if notes:
+                self._processor.distribute_many(notes, sync_positions, initial)
 
     def __repr__(self) -> str:
         return f"SharedIndexInformer({self.name!r})"

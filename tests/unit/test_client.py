@@ -402,3 +402,18 @@ def test_requests_are_counted_in_metrics(server: tuple[Canned, k8s.ApiClient]) -
         "rest_client_request_duration_seconds_count", {"verb": "GET", "host": host}
     )
     assert count is not None and count >= 1
+
+
+@pytest.mark.parametrize("use_stdlib", [False, True])
+def test_json_loads_takes_every_buffer_type_and_raises_value_error(
+    use_stdlib: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pycontroller import _json
+
+    if use_stdlib:
+        monkeypatch.setattr(_json, "loads", _json._stdlib_loads)
+    doc = b'{"a": [1, "x"]}'
+    for data in (doc, bytearray(doc), memoryview(doc), doc.decode()):
+        assert _json.loads(data) == {"a": [1, "x"]}
+    with pytest.raises(ValueError):
+        _json.loads(b"{not json")

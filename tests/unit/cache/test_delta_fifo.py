@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -813,3 +814,159 @@ def test_key_func_bug_is_not_wrapped() -> None:
     fifo = DeltaFIFO(key_func=lambda obj: obj["missing"])
     with pytest.raises(KeyFuncError):
         fifo.add(o("a"))
+
+
+# ------------------------------------------------------------------ pop_batch
+
+
+def collect_batch(out: list[tuple[str, Deltas, bool]]) -> Callable[[Any], None]:
+    def process(batch: list[tuple[str, Deltas, bool]]) -> None:
+        out.extend(batch)
+
+    return process
+
+
+def test_pop_batch_pops_head_keys_in_order_with_pop_flags() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known())
+    fifo.replace([o("a", 1), o("b", 1), o("c", 1)], "0")
+    fifo.update(o("a", 2))
+    got: list[tuple[str, Deltas, bool]] = []
+    assert fifo.pop_batch(collect_batch(got), max_items=2, timeout=5) == 2
+    assert [(k, [d.type for d in ds], flag) for k, ds, flag in got] == [
+        ("a", [REPLACED, UPDATED], True),
+        ("b", [REPLACED], True),
+    ]
+    assert not fifo.has_synced()
+    fifo.add(o("d"))
+    got.clear()
+    assert fifo.pop_batch(collect_batch(got), timeout=5) == 2
+    assert [(k, flag) for k, _, flag in got] == [("c", True), ("d", False)]
+    assert fifo.has_synced()
+    assert_empty(fifo)
+
+
+def test_pop_batch_runs_under_the_lock_and_validates() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    fifo.add(o("a"))
+    held: list[bool] = []
+    fifo.pop_batch(lambda batch: held.append(fifo._lock.locked()), timeout=5)
+    assert held == [True]
+    with pytest.raises(ValueError):
+        fifo.pop_batch(lambda batch: None, max_items=0)
+    with pytest.raises(TimeoutError):
+        fifo.pop_batch(lambda batch: None, timeout=0.01)
+    fifo.close()
+    with pytest.raises(ClosedError):
+        fifo.pop_batch(lambda batch: None)
+
+
+def test_pop_batch_wakes_a_blocked_consumer() -> None:
+    fifo = DeltaFIFO(key_func=key)
+    got: list[tuple[str, Deltas, bool]] = []
+    t = threading.Thread(target=lambda: fifo.pop_batch(collect_batch(got), timeout=5))
+    t.start()
+    time.sleep(0.05)
+    fifo.replace([o("a"), o("b")], "0")
+    t.join(5)
+    assert [k for k, _, _ in got] == ["a", "b"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pop_batch_matches_pop_step_by_step(seed: int) -> None:
+    """Random producer scripts: pop_batch yields what repeated pop would, flags included."""
+    rnd = random.Random(seed)
+    script: list[tuple[str, Any]] = []
+    for _ in range(40):
+        r = rnd.random()
+        name = rnd.choice("abcdef")
+        if r < 0.25:
+            script.append(("replace", [o(n, rnd.randrange(9)) for n in rnd.sample("abcdef", 3)]))
+        elif r < 0.5:
+            script.append(("add", o(name, rnd.randrange(9))))
+        elif r < 0.65:
+            script.append(("delete", o(name)))
+        elif r < 0.75:
+            script.append(("resync", None))
+        else:
+            script.append(("pop", rnd.randrange(1, 4)))
+
+    def run(batched: bool) -> list[Any]:
+        store = known(o("a", 0), o("b", 0))  # so an early resync queues before "populated"
+        fifo = DeltaFIFO(key_func=key, known_objects=store)
+        trace: list[Any] = []
+
+        def apply(k: str, deltas: Deltas, initial: bool) -> None:
+            for d in deltas:
+                if d.type is DELETED:
+                    store.delete_by_key(k)
+                else:
+                    store.add(d.object)
+            trace.append((k, [(d.type, d.object) for d in deltas], initial))
+
+        for action, arg in script:
+            if action == "pop":
+                for _ in range(arg if not batched else 1):
+                    if not len(fifo):
+                        break
+                    if batched:
+                        fifo.pop_batch(lambda b: [apply(*item) for item in b], max_items=arg)
+                    else:
+                        fifo.pop(lambda d, i: apply(fifo.key_of(d), d, i), timeout=5)
+                trace.append(("synced", fifo.has_synced()))
+            elif action == "replace":
+                fifo.replace(arg, "0")
+            elif action == "resync":
+                fifo.resync()
+            else:
+                getattr(fifo, action)(arg)
+        return trace
+
+    assert run(batched=True) == run(batched=False)
+
+
+# ------------------------------------------------------- default key function
+
+
+def kobj(name: str, ns: str = "ns", rv: int = 1) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "resourceVersion": str(rv)}
+    if ns:
+        meta["namespace"] = ns
+    return {"metadata": meta}
+
+
+def test_default_key_func_first_replace_counts_distinct_keys_and_finds_known_deletions() -> None:
+    store = Indexer()
+    store.add(kobj("gone"))
+    fifo = DeltaFIFO(known_objects=store)
+    fifo.replace([kobj("a", rv=1), kobj("node", ns=""), kobj("a", rv=2)], "5")
+    assert fifo.list_keys() == ["ns/a", "node", "ns/gone"]
+    a = fifo.get_by_key("ns/a")
+    assert a is not None and [d.object["metadata"]["resourceVersion"] for d in a] == ["1", "2"]
+    gone = fifo.get_by_key("ns/gone")
+    assert gone is not None and gone[0] == Delta(DELETED, DFSU("ns/gone", kobj("gone")))
+    assert [pop(fifo) for _ in range(2)] and not fifo.has_synced()
+    pop(fifo)
+    assert fifo.has_synced()
+
+
+def test_default_key_func_replace_over_queued_items_tombstones_the_unlisted() -> None:
+    fifo = DeltaFIFO()
+    fifo.add(kobj("x"))
+    fifo.add(kobj("y"))
+    fifo.replace([kobj("y", rv=2)], "5")
+    x = fifo.get_by_key("ns/x")
+    assert x is not None and [d.type for d in x] == [ADDED, DELETED]
+    assert x[-1].object == DFSU("ns/x", kobj("x"))
+    y = fifo.get_by_key("ns/y")
+    assert y is not None and [d.type for d in y] == [ADDED, REPLACED]
+
+
+def test_default_key_func_errors_and_odd_metadata_match_the_general_path() -> None:
+    fifo = DeltaFIFO()
+    with pytest.raises(KeyFuncError):
+        fifo.add({"metadata": {"name": "a", "namespace": 5}})
+    with pytest.raises(KeyFuncError):
+        fifo.update({"no": "metadata"})
+    fifo.update({"metadata": {"name": "", "namespace": "ns"}})  # client-go allows it
+    assert fifo.list_keys() == ["ns/"]
+    assert fifo.has_synced()

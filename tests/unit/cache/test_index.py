@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from pycontroller.cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
     Indexer,
+    KeyFuncError,
     deletion_handling_meta_namespace_key_func,
     meta_namespace_index_func,
 )
@@ -286,3 +288,28 @@ def test_index_func_errors_wrap_only_malformed_object_errors() -> None:
         store.add(pod("b"))
     assert type(info.value) is RuntimeError  # not wrapped: not the library's catch-all
     assert store.list_keys() == []
+
+
+def test_upsert_returns_the_replaced_object_and_keeps_indices() -> None:
+    idx = Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func})
+    a1 = {"metadata": {"name": "a", "namespace": "x"}}
+    a2 = {"metadata": {"name": "a", "namespace": "x", "labels": {"v": "2"}}}
+    assert idx._upsert(a1) is None
+    assert idx._upsert(a2, "x/a") is a1
+    assert idx.get_by_key("x/a") is a2
+    assert idx.by_index(NAMESPACE_INDEX, "x") == [a2]
+
+
+def test_namespace_index_func_fast_path_matches_mapping_path() -> None:
+    for meta in ({"name": "a", "namespace": "x"}, {"name": "a"}, {"name": "a", "namespace": None}):
+        proxy = MappingProxyType({"metadata": MappingProxyType(meta)})
+        assert meta_namespace_index_func({"metadata": meta}) == meta_namespace_index_func(proxy)
+    with pytest.raises(KeyFuncError):
+        meta_namespace_index_func({"metadata": {"name": "a", "namespace": 5}})
+
+
+def test_store_without_indexers_still_answers() -> None:
+    idx = Indexer()
+    idx.add({"metadata": {"name": "a", "namespace": "x"}})
+    idx.delete({"metadata": {"name": "a", "namespace": "x"}})
+    assert idx.list() == [] and idx.list_keys() == []

@@ -410,3 +410,56 @@ def test_add_indexers_after_start_indexes_existing_objects(stop: threading.Event
     inf = started(lw, stop)
     inf.add_indexers({"app": lambda o: [o["metadata"]["labels"]["app"]]})
     assert [o["metadata"]["name"] for o in inf.get_indexer().by_index("app", "x")] == ["a"]
+
+
+def test_relist_batch_mixes_changes_and_unchanged_updates_per_listener_flags() -> None:
+    """One popped batch holding real changes and unchanged-RV (resync-like) updates:
+    a non-syncing handler gets only the real ones, in order; a syncing one gets all."""
+    clock = FakeClock()
+    stop = threading.Event()
+    try:
+        lw = FakeLW(page([obj("a", 1), obj("b", 2), obj("c", 3)], 3))
+        inf = SharedIndexInformer(lw.listwatch(), resync_period=10, clock=clock)
+        syncing, quiet = Recorder(), Recorder()
+        inf.add_event_handler(syncing)
+        inf.add_event_handler(quiet, resync_period=0)
+        inf.start(stop)
+        assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+        wait_for(lambda: len(syncing.snapshot()) == 3 and len(quiet.snapshot()) == 3)
+        clock.step(10)  # the resync check marks only `syncing` as due (flags stay set)
+        wait_for(lambda: len(syncing.snapshot()) == 6)
+        # A relist: a unchanged, b changed, c gone, d new -> one batch of deltas.
+        lw.lists = [page([obj("a", 1), obj("b", 5), obj("d", 6)], 6)]
+        lw.current().push("ERROR", {"code": 410, "reason": "Expired"})
+        wait_for(lambda: clock.waiters() > 0)  # the reflector backs off (< 1.6 s) ...
+        clock.step(2)  # ... then relists (the next resync is not due before t=20)
+        wait_for(lambda: len(quiet.snapshot()) == 6)
+        assert quiet.snapshot()[3:] == [
+            ("update", "b", "2", "5"),
+            ("add", "d", "6", False),
+            ("tombstone", "ns/c"),
+        ]
+        wait_for(lambda: len(syncing.snapshot()) == 10)
+        assert syncing.snapshot()[6:] == [
+            ("update", "a", "1", "1"),
+            ("update", "b", "2", "5"),
+            ("add", "d", "6", False),
+            ("tombstone", "ns/c"),
+        ]
+    finally:
+        stop.set()
+
+
+def test_late_handler_registration_syncs_after_its_replay_is_delivered(
+    stop: threading.Event,
+) -> None:
+    lw = FakeLW(page([obj(f"o{i}", i) for i in range(2000)], 2000))
+    inf = started(lw, stop)
+    gate = threading.Event()
+    late = Recorder(hook=lambda kind, o: gate.wait(5))
+    reg = inf.add_event_handler(late)
+    assert not reg.has_synced()
+    gate.set()
+    wait_for(reg.has_synced)
+    assert len(late.snapshot()) == 2000
+    assert all(e[0] == "add" and e[3] is True for e in late.snapshot())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -126,3 +127,33 @@ def test_deep_copy_is_independent() -> None:
     mine = deep_copy(store.get_by_key("ns/a"))
     mine["spec"]["replicas"] = 5
     assert store.get_by_key("ns/a")["spec"]["replicas"] == 1
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"name": "a", "namespace": "ns"},
+        {"name": "a"},
+        {"name": "a", "namespace": ""},
+        {"name": "a", "namespace": None},
+        {"name": "", "namespace": "ns"},
+        {"namespace": "ns"},
+        {"name": "a", "namespace": 5},
+        {"name": 5},
+        {"name": None},
+    ],
+)
+def test_plain_dict_fast_path_matches_the_mapping_path(meta: dict[str, Any]) -> None:
+    """Plain dicts take a shortcut; any other Mapping must give the same answer."""
+    plain = {"metadata": meta}
+    other = MappingProxyType({"metadata": MappingProxyType(meta)})
+    for func in (meta_namespace_key_func, deletion_handling_meta_namespace_key_func):
+        try:
+            expected: Any = func(other)
+        except KeyFuncError:
+            expected = KeyFuncError
+        if expected is KeyFuncError:
+            with pytest.raises(KeyFuncError):
+                func(plain)
+        else:
+            assert func(plain) == expected
