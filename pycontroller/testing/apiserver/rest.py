@@ -780,8 +780,19 @@ class REST:
         paths = self._scale_paths(rt)
         obj = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
         if obj is None:
-            raise not_found(rt, name)
+            raise self._scale_not_found(rt, name)
         return scale_mod.to_scale(rt, obj, paths)
+
+    @staticmethod
+    def _scale_not_found(rt: ResourceType, name: str) -> StatusError:
+        """kube's deployment ScaleREST answers NotFound on ``deployments/scale``;
+        a custom resource's scale answers with the resource's own NotFound."""
+        if rt.is_crd:
+            return not_found(rt, name)
+        sub = f"{rt.plural}/scale"
+        qualified = f"{sub}.{rt.group}" if rt.group else sub
+        details = {"name": name, **({"group": rt.group} if rt.group else {}), "kind": sub}
+        return StatusError(404, "NotFound", f'{qualified} "{name}" not found', details)
 
     def update_scale(
         self, rt: ResourceType, ns: str | None, name: str, body: Any, opts: WriteOptions
@@ -791,7 +802,7 @@ class REST:
         with self.storage.lock:
             old = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
             if old is None:
-                raise not_found(rt, name)
+                raise self._scale_not_found(rt, name)
             return self._write_scale_locked(rt, old, paths, body, opts)
 
     def patch_scale(
@@ -812,7 +823,7 @@ class REST:
         with self.storage.lock:
             old = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
             if old is None:
-                raise not_found(rt, name)
+                raise self._scale_not_found(rt, name)
             current = scale_mod.to_scale(rt, old, paths)
             if ctype == MERGE_PATCH:
                 patched = json_merge_patch(current, patch)

@@ -261,7 +261,10 @@ def test_deployment_scale_subresource(apiserver: APIServer) -> None:
         'Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: '
         "must be greater than or equal to 0"
     )
-    assert request(apiserver, "GET", f"{DEPLOY}/nope/scale")[0] == 404
+    code, st = request(apiserver, "GET", f"{DEPLOY}/nope/scale")
+    assert code == 404 and st["message"] == 'deployments/scale.apps "nope" not found'
+    assert st["details"] == {"name": "nope", "group": "apps", "kind": "deployments/scale"}
+    assert request(apiserver, "PATCH", f"{DEPLOY}/nope/scale", {}, MERGE)[0] == 404
     assert request(apiserver, "DELETE", f"{DEPLOY}/web/scale")[0] == 405
     # Other kinds have no /scale.
     request(apiserver, "POST", CM, {"metadata": {"name": "c"}})
