@@ -32,6 +32,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from .store import (
@@ -81,6 +82,9 @@ PopBatchProcessFunc = Callable[[list[tuple[str, Deltas, bool]]], None]
 # ``Delta(t, o)`` goes through NamedTuple's Python-level ``__new__``; on the hot
 # paths ``_new_delta(Delta, (t, o))`` builds the identical tuple subclass directly.
 _new_delta = tuple.__new__
+# Enum member lookups cost an attribute walk each; the per-event paths use these.
+_ADDED = DeltaType.ADDED
+_UPDATED = DeltaType.UPDATED
 _DELETED = DeltaType.DELETED
 
 
@@ -216,14 +220,14 @@ class DeltaFIFO:
         with self._lock:
             self._populated = True
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
-            self._queue_action_locked(DeltaType.ADDED, obj, key=key)
+            self._queue_action_locked(_ADDED, obj, key=key)
 
     def update(self, obj: Any) -> None:
         """Queue an ``Updated`` delta (the watch's hot path: one per MODIFIED event)."""
         with self._lock:
             self._populated = True
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
-            self._queue_action_locked(DeltaType.UPDATED, obj, key=key)
+            self._queue_action_locked(_UPDATED, obj, key=key)
 
     def delete(self, obj: Any) -> None:
         """Queue a ``Deleted`` delta, unless the key is neither queued nor known.
@@ -410,20 +414,27 @@ class DeltaFIFO:
         with self._cond:
             self._wait_for_items_locked(timeout)
             queue = self._queue
-            popleft = queue.popleft
-            pop_deltas = self._items.pop
             n = min(max_items, len(queue))
-            # has_synced() == populated and count == 0, evaluated before each decrement.
-            populated = self._populated
+            if n == len(queue):
+                keys = builtins.list(queue)
+                queue.clear()
+            else:
+                popleft = queue.popleft
+                keys = [popleft() for _ in range(n)]
+            # is_in_initial_list is "not has_synced()" before each key's decrement
+            # of the initial count: true for the first ``initial`` keys only.
             count = self._initial_population_count
-            batch: builtins.list[tuple[str, Deltas, bool]] = []
-            append = batch.append
-            for _ in range(n):
-                key = popleft()
-                append((key, pop_deltas(key), not populated or count != 0))
-                if count > 0:
-                    count -= 1
-            self._initial_population_count = count
+            initial = n if not self._populated else min(n, count)
+            self._initial_population_count = count - min(n, count)
+            # Built with C-level map/zip: no per-key bytecode on this hot path.
+            batch = builtins.list(
+                zip(
+                    keys,
+                    map(self._items.pop, keys),
+                    chain(repeat(True, initial), repeat(False, n - initial)),
+                    strict=True,
+                )
+            )
             process(batch)
             return n
 

@@ -96,19 +96,33 @@ class Indexer:
     def _upsert(self, obj: Any, key: str | None = None) -> Any | None:
         """``add(obj)``, returning the object it replaced (``None`` if the key was new).
 
-        The informer uses it to learn add-vs-update and store in one lock
-        round-trip. ``key``, if given, must be what the key function returns
-        for ``obj`` (the informer passes the key its DeltaFIFO computed).
+        ``key``, if given, must be what the key function returns for ``obj``.
+        """
+        with self._lock:
+            return self._upsert_locked(obj, key)
+
+    def _upsert_locked(self, obj: Any, key: str | None = None) -> Any | None:
+        """``_upsert`` for a caller holding ``_lock``.
+
+        The informer applies a popped batch of deltas under one acquisition
+        of ``_lock`` (readers wait for the batch, then see all of it), passing
+        the key its DeltaFIFO already computed.
         """
         if key is None:
             key = self._key_func(obj)
-        with self._lock:
-            items = self._items
-            old = items.get(key)
-            if self._indexers:
-                self._update_indices_locked(old, obj, key)
-            items[key] = obj
-            return old
+        items = self._items
+        old = items.get(key)
+        if self._indexers:
+            self._update_indices_locked(old, obj, key)
+        items[key] = obj
+        return old
+
+    def _delete_locked(self, obj: Any) -> None:
+        """``delete`` for a caller holding ``_lock``."""
+        key = self._key_func(obj)
+        old = self._items.pop(key, None)
+        if old is not None and self._indexers:
+            self._update_indices_locked(old, None, key)
 
     def update(self, obj: Any) -> None:
         """Same as :meth:`add` (upsert); moves index entries whose values changed."""

@@ -2,8 +2,8 @@
 
 client-go ``shared_informer.go`` (1.32 semantics). Data flow::
 
-    Reflector --> DeltaFIFO --pop (under the FIFO lock)--> _handle_deltas:
-        update the Indexer, then queue a notification to every listener
+    Reflector --> DeltaFIFO --pop_batch (under the FIFO lock)--> _handle_batch:
+        update the Indexer, then queue the notifications to every listener
     listener (one thread + unbounded buffer per handler) --> handler
 
 Invariants and consequences:
@@ -295,9 +295,8 @@ class _ProcessorListener:
                         on_delete(a)
                 except Exception:  # a handler bug must not kill delivery to it
                     logger.exception("%s: event handler %r failed", self.name, handler)
-                finally:
-                    if kind == _ADD and b:
-                        self._initial_delivered += 1
+                if kind == _ADD and b:
+                    self._initial_delivered += 1
 
 
 class ResourceEventHandlerRegistration:
@@ -642,35 +641,38 @@ class SharedIndexInformer:
         """
         trust_keys = self._transform is None
         indexer = self._indexer
-        upsert = indexer._upsert
-        delete = indexer.delete
+        upsert = indexer._upsert_locked
+        delete = indexer._delete_locked
         deleted = DeltaType.DELETED
         same_rv = _same_resource_version
         notes: list[Notification] = []
         note = notes.append
         sync_positions: list[int] = []
         initial = 0
+        # One indexer lock acquisition for the whole batch (not one per delta);
+        # handlers hear of the batch only after the indexer holds all of it.
         with self._block_deltas:
-            for key, deltas, is_in_initial_list in batch:
-                if not trust_keys:
-                    key = None
-                try:
-                    for dtype, obj in deltas:
-                        if dtype is deleted:
-                            delete(obj)
-                            note((_DELETE, obj, None))
-                            continue
-                        old = upsert(obj, key)
-                        if old is None:
-                            note((_ADD, obj, is_in_initial_list))
-                            if is_in_initial_list:
-                                initial += 1
-                        else:
-                            if same_rv(old, obj):
-                                sync_positions.append(len(notes))
-                            note((_UPDATE, old, obj))
-                except Exception:  # keep the cache loop alive; this key's rest is dropped
-                    logger.exception("%s: processing deltas failed", self.name)
+            with indexer._lock:
+                for key, deltas, is_in_initial_list in batch:
+                    if not trust_keys:
+                        key = None
+                    try:
+                        for dtype, obj in deltas:
+                            if dtype is deleted:
+                                delete(obj)
+                                note((_DELETE, obj, None))
+                                continue
+                            old = upsert(obj, key)
+                            if old is None:
+                                note((_ADD, obj, is_in_initial_list))
+                                if is_in_initial_list:
+                                    initial += 1
+                            else:
+                                if same_rv(old, obj):
+                                    sync_positions.append(len(notes))
+                                note((_UPDATE, old, obj))
+                    except Exception:  # keep the cache loop alive; this key's rest is dropped
+                        logger.exception("%s: processing deltas failed", self.name)
             if notes:
                 self._processor.distribute_many(notes, sync_positions, initial)
 

@@ -346,6 +346,16 @@ def test_watch_stream_splitting_edge_cases() -> None:
     assert resp.closed
 
 
+def test_watch_stream_skips_blank_lines_quietly_and_warns_on_garbage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    resp = ChunkedResponse([b'{"a":1}\r\n\n \r\n\t\n{oops\n', b'{"b":2}\n'])
+    with caplog.at_level("WARNING", logger="pycontroller.client"):
+        assert list(WatchStream(resp)) == [{"a": 1}, {"b": 2}]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "{oops" in warnings[0]
+
+
 def test_connection_refused_is_a_connection_refused_error() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
