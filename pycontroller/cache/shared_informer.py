@@ -190,15 +190,19 @@ def _determine_resync_period(desired: float, check: float) -> float:
     return max(desired, check)
 
 
-Notification = tuple[int, Any, Any]
-"""``(_ADD, obj, is_in_initial_list)``, ``(_UPDATE, old, new)`` or ``(_DELETE, obj, None)``."""
+Notifications = list[Any]
+"""A batch of notifications, *flat*: ``kind, a, b, kind, a, b, ...`` where each
+triple is ``_ADD, obj, is_in_initial_list``, ``_UPDATE, old, new`` or
+``_DELETE, obj, None``. Flat, because a tuple per notification would be one
+more GC-tracked object per event alive until delivery (CPython's collector is
+a large share of the per-event cost of a cache)."""
 
 
 class _ProcessorListener:
     """One handler's unbounded buffer and delivery thread.
 
-    The buffer is a ``deque`` guarded by a Condition. ``add_many`` appends a
-    whole batch of notifications with one lock round-trip and never blocks
+    The buffer is a ``deque`` of :data:`Notifications` batches guarded by a
+    Condition. ``add_many`` appends a whole batch with one lock round-trip and never blocks
     on the handler, so the informer is never held up by it; the delivery
     thread takes everything buffered at once (swapping in an empty deque) and
     delivers it in order without holding the lock. Initial adds
@@ -221,21 +225,24 @@ class _ProcessorListener:
         self.resync_period = resync_period
         self.next_resync = 0.0
         self.name = name
-        self._buffer: deque[Notification] = deque()
+        self._buffer: deque[Notifications] = deque()
         self._cond = threading.Condition(threading.Lock())
         self._stopped = False
         self._initial_queued = 0
         self._initial_delivered = 0
         self._thread: threading.Thread | None = None
 
-    def add_many(self, notes: list[Notification], initial: int) -> None:
-        """Buffer ``notes`` (``initial`` of them are initial adds) and wake the thread."""
+    def add_many(self, notes: Notifications, initial: int) -> None:
+        """Buffer ``notes`` (``initial`` of them are initial adds) and wake the thread.
+
+        The list is kept as is (callers hand over a list they no longer touch).
+        """
         if self._stopped or not notes:
             return
         if initial:
             self._initial_queued += initial  # before buffering: never looks delivered early
         with self._cond:
-            self._buffer.extend(notes)
+            self._buffer.append(notes)
             self._cond.notify()
 
     def start(self) -> None:
@@ -258,7 +265,7 @@ class _ProcessorListener:
             thread.join(timeout)
 
     def pending(self) -> int:
-        return len(self._buffer)
+        return sum(len(notes) for notes in list(self._buffer)) // 3
 
     def initial_delivered(self) -> bool:
         # Read the queued count first: the delivered count only grows.
@@ -280,23 +287,25 @@ class _ProcessorListener:
                     cond.wait()
                 if self._stopped:
                     return
-                batch, self._buffer = self._buffer, deque()
+                batches, self._buffer = self._buffer, deque()
             # Bound once per batch: the per-notification loop is the handler's hot path.
             on_add, on_update, on_delete = handler.on_add, handler.on_update, handler.on_delete
-            for kind, a, b in batch:
-                if self._stopped:
-                    return
-                try:
-                    if kind == _UPDATE:
-                        on_update(a, b)
-                    elif kind == _ADD:
-                        on_add(a, b)
-                    else:
-                        on_delete(a)
-                except Exception:  # a handler bug must not kill delivery to it
-                    logger.exception("%s: event handler %r failed", self.name, handler)
-                if kind == _ADD and b:
-                    self._initial_delivered += 1
+            for notes in batches:
+                flat = iter(notes)
+                for kind, a, b in zip(flat, flat, flat, strict=True):  # the flat triples
+                    if self._stopped:
+                        return
+                    try:
+                        if kind == _UPDATE:
+                            on_update(a, b)
+                        elif kind == _ADD:
+                            on_add(a, b)
+                        else:
+                            on_delete(a)
+                    except Exception:  # a handler bug must not kill delivery to it
+                        logger.exception("%s: event handler %r failed", self.name, handler)
+                    if kind == _ADD and b:
+                        self._initial_delivered += 1
 
 
 class ResourceEventHandlerRegistration:
@@ -365,21 +374,26 @@ class _SharedProcessor:
         return listeners
 
     def distribute_many(
-        self, notes: list[Notification], sync_positions: Sequence[int], initial: int
+        self, notes: Notifications, sync_positions: Sequence[int], initial: int
     ) -> None:
-        """Queue ``notes`` to every listener, in order.
+        """Queue ``notes`` to every listener, in order (listeners share the list).
 
-        ``notes[i]`` for ``i`` in ``sync_positions`` is a resync (unchanged
-        resourceVersion) update: it only goes to listeners currently
-        syncing. ``initial`` notes are initial adds (never resyncs).
+        The notification starting at flat index ``i`` for ``i`` in
+        ``sync_positions`` is a resync (unchanged resourceVersion) update: it
+        only goes to listeners currently syncing. ``initial`` notifications
+        are initial adds (never resyncs).
         """
         with self._lock:
             if not sync_positions:
                 for listener in self._listeners:
                     listener.add_many(notes, initial)
                 return
-            skip = set(sync_positions)
-            without_sync = [n for i, n in enumerate(notes) if i not in skip]
+            without_sync: Notifications = []
+            start = 0
+            for i in sync_positions:
+                without_sync += notes[start:i]
+                start = i + 3
+            without_sync += notes[start:]
             for listener, syncing in self._listeners.items():
                 listener.add_many(notes if syncing else without_sync, initial)
 
@@ -516,8 +530,10 @@ class SharedIndexInformer:
             listener.determine_next_resync(self._clock.now())
             self._processor.add_listener(listener)
             if self._started:
-                replay: list[Notification] = [(_ADD, obj, True) for obj in self._indexer.list()]
-                listener.add_many(replay, len(replay))
+                objs = self._indexer.list()
+                replay: Notifications = [_ADD, None, True] * len(objs)
+                replay[1::3] = objs
+                listener.add_many(replay, len(objs))
         return ResourceEventHandlerRegistration(self, listener)
 
     def remove_event_handler(self, registration: ResourceEventHandlerRegistration) -> None:
@@ -645,8 +661,8 @@ class SharedIndexInformer:
         delete = indexer._delete_locked
         deleted = DeltaType.DELETED
         same_rv = _same_resource_version
-        notes: list[Notification] = []
-        note = notes.append
+        notes: Notifications = []  # flat triples, see Notifications
+        note = notes.extend  # each call's 3-tuple is freed at once
         sync_positions: list[int] = []
         initial = 0
         # One indexer lock acquisition for the whole batch (not one per delta);
