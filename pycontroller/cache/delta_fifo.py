@@ -227,7 +227,20 @@ class DeltaFIFO:
         with self._lock:
             self._populated = True
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
-            self._queue_action_locked(_UPDATED, obj, key=key)
+            if key is None or self._transformer is not None:
+                self._queue_action_locked(_UPDATED, obj, key=key)
+                return
+            # _queue_action_locked inlined for a plain dict (no transform, not a
+            # deletion, so nothing to dedup): one call less per watch event.
+            delta = _new_delta(Delta, (_UPDATED, obj))
+            deltas = self._items.get(key)
+            if deltas is None:
+                self._items[key] = [delta]
+                self._queue.append(key)
+            else:
+                deltas.append(delta)
+            if self._waiting:
+                self._cond.notify_all()
 
     def delete(self, obj: Any) -> None:
         """Queue a ``Deleted`` delta, unless the key is neither queued nor known.

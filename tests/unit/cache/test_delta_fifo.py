@@ -970,3 +970,31 @@ def test_default_key_func_errors_and_odd_metadata_match_the_general_path() -> No
     fifo.update({"metadata": {"name": "", "namespace": "ns"}})  # client-go allows it
     assert fifo.list_keys() == ["ns/"]
     assert fifo.has_synced()
+
+
+def test_default_key_func_update_appends_in_place_and_wakes_a_waiting_pop() -> None:
+    fifo = DeltaFIFO(transformer=None)
+    fifo.add(kobj("a", rv=1))
+    fifo.update(kobj("a", rv=2))  # queued key: appended, keeps its place
+    fifo.update(kobj("b", rv=3))  # new key: goes to the end
+    assert fifo.list_keys() == ["ns/a", "ns/b"]
+    a = fifo.get_by_key("ns/a")
+    assert a is not None and [d.type for d in a] == [ADDED, UPDATED]
+    assert [pop(fifo)[-1].object["metadata"]["resourceVersion"] for _ in range(2)] == ["2", "3"]
+    got: list[Deltas] = []
+    t = threading.Thread(target=lambda: got.append(pop(fifo)))
+    t.start()
+    time.sleep(0.05)
+    fifo.update(kobj("c", rv=4))
+    t.join(5)
+    assert got and got[0] == [Delta(UPDATED, kobj("c", rv=4))]
+
+
+def test_update_with_transformer_transforms_on_the_default_key_path() -> None:
+    def mark(obj: dict[str, Any]) -> dict[str, Any]:
+        return {**obj, "seen": True}
+
+    fifo = DeltaFIFO(transformer=mark)
+    fifo.update(kobj("a"))
+    deltas = fifo.get_by_key("ns/a")
+    assert deltas is not None and deltas[0].object["seen"] is True
