@@ -48,11 +48,13 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
 from kubernetes.client import ApiClient
-from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client import Counter, Histogram
 
 from . import _json
+from ._metrics import register
 from .clock import REAL_CLOCK, Clock
 from .errors import ApiError, api_error_from_status
+from .flowcontrol import TokenBucket
 
 __all__ = [
     "DEFAULT_BURST",
@@ -105,29 +107,13 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 # --------------------------------------------------------------------------- metrics
 
 
-def _get_or_create(factory: Any, name: str, doc: str, labels: list[str]) -> Any:
-    """Create a collector in the default registry, or return the one already there.
-
-    Guards double registration (module reloads in tests, two copies of the
-    package): prometheus-client raises ``ValueError`` on a duplicate name.
-    """
-    try:
-        return factory(name, doc, labels)
-    except ValueError:
-        names = getattr(REGISTRY, "_names_to_collectors", {})
-        for candidate in (name, name.removesuffix("_total")):
-            if candidate in names:
-                return names[candidate]
-        raise
-
-
-_REQUESTS = _get_or_create(
+_REQUESTS = register(
     Counter,
     "rest_client_requests_total",
     "Number of HTTP requests, partitioned by status code, method, and host.",
     ["code", "method", "host"],
 )
-_LATENCY = _get_or_create(
+_LATENCY = register(
     Histogram,
     "rest_client_request_duration_seconds",
     "Request latency in seconds (to response headers), by verb and host.",
@@ -146,14 +132,14 @@ class RateLimiter(Protocol):
         ...
 
 
-class TokenBucketRateLimiter:
+class TokenBucketRateLimiter(TokenBucket):
     """A thread-safe token bucket: ``qps`` tokens per second, at most ``burst`` saved.
 
     Like client-go's ``flowcontrol.NewTokenBucketRateLimiter`` (x/time/rate
-    reservations): ``accept`` takes a token, going into debt if none is left,
-    and sleeps until the debt is paid, so waiting callers are served in order
-    and the long-run rate never exceeds ``qps``. The bucket starts full.
-    ``qps <= 0`` disables limiting.
+    reservations, see ``pycontroller.flowcontrol``): ``accept`` takes a token,
+    going into debt if none is left, and sleeps until the debt is paid, so
+    waiting callers are served in order and the long-run rate never exceeds
+    ``qps``. The bucket starts full. ``qps <= 0`` disables limiting.
     """
 
     def __init__(
@@ -161,40 +147,7 @@ class TokenBucketRateLimiter:
     ) -> None:
         if qps > 0 and burst < 1:
             raise ValueError("burst must be at least 1 when qps > 0")
-        self.qps = float(qps)
-        self.burst = int(burst)
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._tokens = float(burst)
-        self._last = clock.now()
-
-    def _refill_locked(self, now: float) -> None:
-        elapsed = now - self._last
-        if elapsed > 0:
-            self._tokens = min(float(self.burst), self._tokens + elapsed * self.qps)
-            self._last = now
-
-    def reserve(self) -> float:
-        """Take a token now and return how long the caller must wait before using it."""
-        if self.qps <= 0:
-            return 0.0
-        with self._lock:
-            self._refill_locked(self._clock.now())
-            self._tokens -= 1.0
-            if self._tokens >= 0:
-                return 0.0
-            return -self._tokens / self.qps
-
-    def try_accept(self) -> bool:
-        """Take a token if one is available now; never blocks."""
-        if self.qps <= 0:
-            return True
-        with self._lock:
-            self._refill_locked(self._clock.now())
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
-                return True
-            return False
+        super().__init__(qps, burst, clock=clock)
 
     def accept(self) -> None:
         delay = self.reserve()

@@ -41,6 +41,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge
 
+from .._metrics import register
 from ..clock import REAL_CLOCK, Clock
 from ..errors import ApiError, GoneError, TooManyRequestsError, api_error_from_status
 from .listwatch import ListerWatcher
@@ -66,9 +67,7 @@ _METRIC_FLUSH = 256
 
 
 def _metric(factory: Any, name: str, doc: str) -> Any:
-    from ..client import _get_or_create
-
-    return _get_or_create(factory, name, doc, ["name"])
+    return register(factory, name, doc, ["name"])
 
 
 _LISTS = _metric(Counter, "reflector_lists_total", "Number of lists done by a reflector.")
