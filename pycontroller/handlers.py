@@ -40,6 +40,7 @@ __all__ = [
     "UpdatePredicate",
     "annotations_changed",
     "controller_owner_key",
+    "deletion_timestamp_changed",
     "enqueue_key",
     "enqueue_owner",
     "generation_changed",
@@ -182,6 +183,11 @@ def generation_changed(old: Any, new: Any) -> bool:
 def resource_version_changed(old: Any, new: Any) -> bool:
     """``metadata.resourceVersion`` differs: false only for resyncs and unchanged relists."""
     return bool(_meta(old).get("resourceVersion") != _meta(new).get("resourceVersion"))
+
+
+def deletion_timestamp_changed(old: Any, new: Any) -> bool:
+    """``metadata.deletionTimestamp`` appeared or changed (deletion started)."""
+    return bool(_meta(old).get("deletionTimestamp") != _meta(new).get("deletionTimestamp"))
 
 
 def labels_changed(old: Any, new: Any) -> bool:

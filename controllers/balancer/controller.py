@@ -35,6 +35,7 @@ from pycontroller.controller import Controller
 from pycontroller.handlers import (
     UpdatePredicate,
     annotations_changed,
+    deletion_timestamp_changed,
     enqueue_key,
     enqueue_owner,
     generation_changed,
@@ -59,19 +60,9 @@ CONFIGMAPS = ("", "v1", "configmaps")
 DEPLOYMENTS = ("apps", "v1", "deployments")
 
 
-def _meta(obj: Any) -> dict[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
 def is_resync(old: Any, new: Any) -> bool:
     """A periodic resync (or unchanged relist): old and new share a resourceVersion."""
     return not resource_version_changed(old, new)
-
-
-def deletion_started(old: Any, new: Any) -> bool:
-    """``metadata.deletionTimestamp`` appeared or changed."""
-    return bool(_meta(old).get("deletionTimestamp") != _meta(new).get("deletionTimestamp"))
 
 
 #: Balancer updates that reach the queue: any of these holds. A status-only
@@ -82,7 +73,7 @@ BALANCER_UPDATE_PREDICATES: tuple[UpdatePredicate, ...] = (
     generation_changed,
     labels_changed,
     annotations_changed,
-    deletion_started,
+    deletion_timestamp_changed,
 )
 
 

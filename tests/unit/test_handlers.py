@@ -131,3 +131,15 @@ def test_predicates_compose_with_filtering_handler() -> None:
     owned.on_update(child("a", generation=1), child("a", generation=1))
     owned.on_update(child("a", generation=1), child("a", generation=2))
     assert q.items == ["ns/lb"]
+
+
+def test_deletion_timestamp_changed() -> None:
+    from pycontroller.cache import DeletedFinalStateUnknown
+    from pycontroller.handlers import deletion_timestamp_changed
+
+    live = {"metadata": {"name": "a", "resourceVersion": "1"}}
+    dying = {"metadata": {"name": "a", "resourceVersion": "2", "deletionTimestamp": "t"}}
+    assert deletion_timestamp_changed(live, dying)
+    assert not deletion_timestamp_changed(dying, dying)
+    assert not deletion_timestamp_changed(live, live)
+    assert deletion_timestamp_changed(DeletedFinalStateUnknown("a", live), dying)
