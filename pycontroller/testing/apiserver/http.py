@@ -122,6 +122,13 @@ def _fs(rt: ResourceType, selector: str | None) -> str | None:
     return events_field_selector(selector) if rt.extra.get("stored_as") else selector
 
 
+def _without_type_meta(obj: Any) -> Any:
+    """``obj`` without ``kind``/``apiVersion`` (a shallow copy if it had them)."""
+    if isinstance(obj, dict) and ("kind" in obj or "apiVersion" in obj):
+        return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+    return obj
+
+
 def _optional(module: str, attr: str) -> Any:
     """A function from a sibling module that may not exist yet (CRD helper's)."""
     try:
@@ -494,6 +501,13 @@ class _Handler(BaseHTTPRequestHandler):
             if to_table is not None:
                 body = _json.dumps(to_table(rt, obj, include_object=table))
                 raise _Response(code, body, JSON, headers)
+        items = obj.get("items")
+        if not rt.is_crd and isinstance(items, list):
+            # kube-apiserver's JSON serializer drops TypeMeta on the items of a
+            # typed (built-in) list; custom resource lists are unstructured and
+            # keep each item's kind and apiVersion. GET and watch are unaffected.
+            obj = dict(obj)
+            obj["items"] = [_without_type_meta(i) for i in items]
         raise _Response(code, _json.dumps(obj), JSON, headers)
 
     def _table_mode(self, accept: str) -> str | None:

@@ -417,3 +417,52 @@ def test_events_k8s_io_watch_from_zero_converts_initial_state(apiserver: APIServ
     evs = events_since(apiserver, NEW_EV, "0")
     assert [(e["type"], e["object"]["note"]) for e in evs] == [("ADDED", "hi")]
     assert evs[0]["object"]["apiVersion"] == "events.k8s.io/v1"
+
+
+# --- TypeMeta on list items ------------------------------------------------------------------
+
+
+def test_builtin_list_items_have_no_type_meta(apiserver: APIServer) -> None:
+    code, created = request(apiserver, "POST", CM, {"metadata": {"name": "a"}})
+    assert code == 201 and created["kind"] == "ConfigMap" and created["apiVersion"] == "v1"
+    _, lst = request(apiserver, "GET", CM)
+    assert lst["kind"] == "ConfigMapList" and lst["apiVersion"] == "v1"
+    assert lst["items"] and all("kind" not in i and "apiVersion" not in i for i in lst["items"])
+    _, lst = request(apiserver, "GET", "/apis/apps/v1/deployments")
+    assert lst["kind"] == "DeploymentList"
+    request(apiserver, "POST", DEPLOY, deployment("d"))
+    _, lst = request(apiserver, "GET", DEPLOY)
+    assert "kind" not in lst["items"][0] and "apiVersion" not in lst["items"][0]
+    # GET and watch events keep them.
+    _, got = request(apiserver, "GET", f"{CM}/a")
+    assert got["kind"] == "ConfigMap" and got["apiVersion"] == "v1"
+    evs = events_since(apiserver, CM, "0")
+    assert evs and all(e["object"]["kind"] == "ConfigMap" for e in evs)
+    # A delete-collection answer is a list too.
+    _, deleted = request(apiserver, "DELETE", CM)
+    assert deleted["items"] and "kind" not in deleted["items"][0]
+
+
+def test_custom_resource_list_items_keep_type_meta(apiserver: APIServer) -> None:
+    assert request(apiserver, "POST", CRDS, _gadget_crd())[0] == 201
+    gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
+    wait_for(lambda: request(apiserver, "GET", gadgets)[0] == 200, 5, what="gadgets served")
+    body = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}
+    assert request(apiserver, "POST", gadgets, body)[0] == 201
+    _, lst = request(apiserver, "GET", gadgets)
+    assert lst["kind"] == "GadgetList"
+    assert lst["items"][0]["kind"] == "Gadget"
+    assert lst["items"][0]["apiVersion"] == "example.com/v1"
+    # The CRD list itself is a built-in list.
+    _, crds = request(apiserver, "GET", CRDS)
+    assert crds["items"] and "kind" not in crds["items"][0]
+
+
+def test_kubernetes_client_lists_builtins(apiserver: APIServer) -> None:
+    from kubernetes import client
+
+    request(apiserver, "POST", CM, {"metadata": {"name": "k"}})
+    with apiserver.api_client() as api:
+        lst = client.CoreV1Api(api).list_namespaced_config_map("default")
+    assert [i.metadata.name for i in lst.items] == ["k"]
+    assert lst.items[0].kind is None  # as against kube-apiserver
