@@ -706,18 +706,7 @@ class REST:
                         ameta["namespace"] = ns
                     return self._create_locked(rt, ns, obj, opts), True
                 raise not_found(rt, name)
-            current = self.out(rt, old)
-            if ctype == MERGE_PATCH:
-                patched = json_merge_patch(current, patch)
-            elif ctype == JSON_PATCH:
-                patched = json_patch(current, patch)
-            elif ctype == STRATEGIC:
-                patched = strategic_merge_patch(current, patch)
-            else:
-                self._check_kind(rt, patch if isinstance(patch, dict) else {})
-                patched = apply_patch(current, patch)
-            if not isinstance(patched, dict):
-                raise bad_request("patch result is not an object")
+            patched = self._patched(rt, self.out(rt, old), ctype, patch)
             pmeta: Any = patched.get("metadata")
             if not isinstance(pmeta, dict):
                 pmeta = {}
@@ -729,6 +718,23 @@ class REST:
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
             return self._write_update(rt, old, new, opts, subresource=subresource), False
+
+    def _patched(
+        self, rt: ResourceType, current: dict[str, Any], ctype: str, patch: Any
+    ) -> dict[str, Any]:
+        """``current`` with ``patch`` of content type ``ctype`` applied."""
+        if ctype == MERGE_PATCH:
+            patched = json_merge_patch(current, patch)
+        elif ctype == JSON_PATCH:
+            patched = json_patch(current, patch)
+        elif ctype == STRATEGIC:
+            patched = strategic_merge_patch(current, patch)
+        else:
+            self._check_kind(rt, patch if isinstance(patch, dict) else {})
+            patched = apply_patch(current, patch)
+        if not isinstance(patched, dict):
+            raise bad_request("patch result is not an object")
+        return patched
 
     def _patch_converted(
         self,
@@ -751,18 +757,7 @@ class REST:
                     _meta(body).setdefault("name", name)
                     return self.create(rt, ns, body, opts), True
                 raise not_found(rt, name)
-            current = copy.deepcopy(self.out(rt, old))
-            if ctype == MERGE_PATCH:
-                patched = json_merge_patch(current, patch)
-            elif ctype == JSON_PATCH:
-                patched = json_patch(current, patch)
-            elif ctype == STRATEGIC:
-                patched = strategic_merge_patch(current, patch)
-            else:
-                self._check_kind(rt, patch if isinstance(patch, dict) else {})
-                patched = apply_patch(current, patch)
-            if not isinstance(patched, dict):
-                raise bad_request("patch result is not an object")
+            patched = self._patched(rt, copy.deepcopy(self.out(rt, old)), ctype, patch)
             return self.update(rt, ns, name, patched, opts), False
 
     # --- scale subresource -------------------------------------------------------

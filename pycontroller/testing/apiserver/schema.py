@@ -53,6 +53,7 @@ from typing import Any, cast
 import jsonschema
 import jsonschema.validators
 
+from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.testing.apiserver import cel
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
@@ -460,124 +461,57 @@ _Validator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
 
 _FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
 
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
 _MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}([0-9A-Fa-f]{2})$")
 _DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d|w))+$|^0$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$")
 
 
-_FormatFn = Callable[[object], bool]
+def _parses(parse: Callable[[str], object], *errors: type[Exception]) -> Callable[[str], bool]:
+    """A check that ``parse(v)`` does not raise one of ``errors``."""
 
-
-def _format(name: str) -> Callable[[_FormatFn], _FormatFn]:
-    def register(fn: _FormatFn) -> _FormatFn:
-        _FORMAT_CHECKER.checks(name)(fn)
-        return fn
-
-    return register
-
-
-@_format("date-time")
-@_format("datetime")
-def _check_date_time(v: object) -> bool:
-    if not isinstance(v, str):
+    def check(v: str) -> bool:
+        try:
+            parse(v)
+        except errors:
+            return False
         return True
-    if not _DATE_TIME.match(v):
-        return False
-    try:
-        datetime.datetime.fromisoformat(v.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return True
+
+    return check
 
 
-@_format("date")
-def _check_date(v: object) -> bool:
-    if not isinstance(v, str):
-        return True
-    try:
-        datetime.date.fromisoformat(v)
-    except ValueError:
-        return False
-    return len(v) == 10
+def _date_time_ok(v: str) -> bool:
+    return bool(_DATE_TIME.match(v)) and _parses(
+        lambda x: datetime.datetime.fromisoformat(x.replace("z", "Z").replace("Z", "+00:00")),
+        ValueError,
+    )(v)
 
 
-@_format("byte")
-def _check_byte(v: object) -> bool:
-    if not isinstance(v, str):
-        return True
-    try:
-        base64.b64decode(v, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
+# OpenAPI formats kube-apiserver checks, as predicates on strings (non-strings
+# are left to the ``type`` keyword, so they pass here).
+_FORMATS: dict[str, Callable[[str], bool]] = {
+    "date-time": _date_time_ok,
+    "datetime": _date_time_ok,
+    "date": lambda v: len(v) == 10 and _parses(datetime.date.fromisoformat, ValueError)(v),
+    "byte": _parses(lambda v: base64.b64decode(v, validate=True), binascii.Error, ValueError),
+    "uuid": _parses(uuid.UUID, ValueError),
+    "ipv4": _parses(ipaddress.IPv4Address, ValueError),
+    "ipv6": _parses(ipaddress.IPv6Address, ValueError),
+    "cidr": lambda v: "/" in v
+    and _parses(lambda x: ipaddress.ip_network(x, strict=False), ValueError)(v),
+    "mac": lambda v: bool(_MAC.match(v)),
+    "hostname": is_dns1123_subdomain,
+    "email": lambda v: bool(_EMAIL.match(v)),
+    "duration": lambda v: bool(_DURATION.match(v)),
+}
 
 
-@_format("uuid")
-def _check_uuid(v: object) -> bool:
-    if not isinstance(v, str):
-        return True
-    try:
-        uuid.UUID(v)
-    except ValueError:
-        return False
-    return True
+def _register_format(name: str, ok: Callable[[str], bool]) -> None:
+    _FORMAT_CHECKER.checks(name)(lambda v: not isinstance(v, str) or ok(v))
 
 
-@_format("ipv4")
-def _check_ipv4(v: object) -> bool:
-    if not isinstance(v, str):
-        return True
-    try:
-        ipaddress.IPv4Address(v)
-    except ValueError:
-        return False
-    return True
-
-
-@_format("ipv6")
-def _check_ipv6(v: object) -> bool:
-    if not isinstance(v, str):
-        return True
-    try:
-        ipaddress.IPv6Address(v)
-    except ValueError:
-        return False
-    return True
-
-
-@_format("cidr")
-def _check_cidr(v: object) -> bool:
-    if not isinstance(v, str):
-        return True
-    try:
-        ipaddress.ip_network(v, strict=False)
-    except ValueError:
-        return False
-    return "/" in v
-
-
-@_format("mac")
-def _check_mac(v: object) -> bool:
-    return not isinstance(v, str) or bool(_MAC.match(v))
-
-
-@_format("hostname")
-def _check_hostname(v: object) -> bool:
-    return not isinstance(v, str) or (len(v) <= 253 and bool(_DNS1123_SUBDOMAIN.match(v)))
-
-
-@_format("email")
-def _check_email(v: object) -> bool:
-    return not isinstance(v, str) or bool(_EMAIL.match(v))
-
-
-@_format("duration")
-def _check_duration(v: object) -> bool:
-    return not isinstance(v, str) or bool(_DURATION.match(v))
+for _name, _ok in _FORMATS.items():
+    _register_format(_name, _ok)
 
 
 class _Compiled:
