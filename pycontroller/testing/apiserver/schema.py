@@ -182,18 +182,8 @@ def _go_sharp_v(v: Any) -> str:
 
 
 def go_value(v: Any) -> str:
-    """Render a bad value as ``field.Error.ErrorBody`` does."""
-    if v is None:
-        return '"null"'
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return _go_float(v)
-    if isinstance(v, str):
-        return _go_quote(v)
-    return _go_sharp_v(v)
+    """Render a bad value as ``field.Error.ErrorBody`` does (``%#v``, but null as ``"null"``)."""
+    return '"null"' if v is None else _go_sharp_v(v)
 
 
 def _num(v: Any) -> str:
