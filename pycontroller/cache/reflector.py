@@ -436,12 +436,7 @@ class Reflector:
             finally:
                 with self._lock:
                     self._watch = None
-                close = getattr(watch, "close", None)
-                if close is not None:
-                    try:
-                        close()
-                    except Exception:
-                        logger.debug("%s: closing a watch failed", self.name, exc_info=True)
+                self._close_quietly(watch)
             if stop.is_set():
                 return
             if err is None:
@@ -528,6 +523,9 @@ class Reflector:
     def _close_watch(self) -> None:
         with self._lock:
             watch = self._watch
+        self._close_quietly(watch)
+
+    def _close_quietly(self, watch: Any) -> None:
         close = getattr(watch, "close", None)
         if close is not None:
             try:
