@@ -123,63 +123,59 @@ def _source(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return src if isinstance(src, Mapping) else {}
 
 
+def _join(*values: Any) -> str:
+    """client-go's key concatenation: every value as a string, missing ones as ""."""
+    return "".join(str(v or "") for v in values)
+
+
 def get_event_key(event: Mapping[str, Any]) -> str:
     """client-go ``getEventKey``: everything that makes two events identical."""
     ref, src = _ref(event), _source(event)
-    return "".join(
-        str(x or "")
-        for x in (
-            src.get("component"),
-            src.get("host"),
-            ref.get("kind"),
-            ref.get("namespace"),
-            ref.get("name"),
-            ref.get("fieldPath"),
-            ref.get("uid"),
-            ref.get("apiVersion"),
-            event.get("type"),
-            event.get("reason"),
-            event.get("message"),
-        )
+    return _join(
+        src.get("component"),
+        src.get("host"),
+        ref.get("kind"),
+        ref.get("namespace"),
+        ref.get("name"),
+        ref.get("fieldPath"),
+        ref.get("uid"),
+        ref.get("apiVersion"),
+        event.get("type"),
+        event.get("reason"),
+        event.get("message"),
     )
 
 
 def get_spam_key(event: Mapping[str, Any]) -> str:
     """client-go ``getSpamKey``: source + object + type (no reason, no message)."""
     ref, src = _ref(event), _source(event)
-    return "".join(
-        str(x or "")
-        for x in (
-            src.get("component"),
-            src.get("host"),
-            ref.get("kind"),
-            ref.get("namespace"),
-            ref.get("name"),
-            ref.get("uid"),
-            ref.get("apiVersion"),
-            event.get("type"),
-        )
+    return _join(
+        src.get("component"),
+        src.get("host"),
+        ref.get("kind"),
+        ref.get("namespace"),
+        ref.get("name"),
+        ref.get("uid"),
+        ref.get("apiVersion"),
+        event.get("type"),
     )
 
 
 def aggregate_by_reason(event: Mapping[str, Any]) -> tuple[str, str]:
     """client-go ``EventAggregatorByReasonFunc``: (aggregate key, local key = message)."""
     ref, src = _ref(event), _source(event)
-    key = "".join(
-        str(x or "")
-        for x in (
-            src.get("component"),
-            src.get("host"),
-            ref.get("kind"),
-            ref.get("namespace"),
-            ref.get("name"),
-            ref.get("uid"),
-            ref.get("apiVersion"),
-            event.get("type"),
-            event.get("reason"),
-            event.get("reportingComponent"),
-            event.get("reportingInstance"),
-        )
+    key = _join(
+        src.get("component"),
+        src.get("host"),
+        ref.get("kind"),
+        ref.get("namespace"),
+        ref.get("name"),
+        ref.get("uid"),
+        ref.get("apiVersion"),
+        event.get("type"),
+        event.get("reason"),
+        event.get("reportingComponent"),
+        event.get("reportingInstance"),
     )
     return key, str(event.get("message") or "")
 
@@ -216,6 +212,17 @@ class _EventLog:
     first_timestamp: str
     name: str
     resource_version: str
+
+    @classmethod
+    def of(cls, event: Mapping[str, Any]) -> _EventLog:
+        """What the count/dedup step remembers of ``event``."""
+        meta = event.get("metadata") or {}
+        return cls(
+            count=int(event.get("count") or 1),
+            first_timestamp=str(event.get("firstTimestamp") or ""),
+            name=str(meta.get("name") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -269,17 +276,9 @@ class EventCorrelator:
 
     def update_state(self, event: Mapping[str, Any]) -> None:
         """Remember the server's view (name, resourceVersion, count) of a written Event."""
-        meta = event.get("metadata") or {}
+        key, entry = get_event_key(event), _EventLog.of(event)
         with self._lock:
-            self._log_cache.add(
-                get_event_key(event),
-                _EventLog(
-                    count=int(event.get("count") or 1),
-                    first_timestamp=str(event.get("firstTimestamp") or ""),
-                    name=str(meta.get("name") or ""),
-                    resource_version=str(meta.get("resourceVersion") or ""),
-                ),
-            )
+            self._log_cache.add(key, entry)
 
     def _aggregate_locked(self, event: Mapping[str, Any]) -> tuple[Event, str]:
         agg_key, local_key = self._aggregate_key_func(event)
@@ -335,16 +334,7 @@ class EventCorrelator:
                 "lastTimestamp": event.get("lastTimestamp"),
                 "message": event.get("message", ""),
             }
-        meta = event.get("metadata") or {}
-        self._log_cache.add(
-            key,
-            _EventLog(
-                count=int(event.get("count") or 1),
-                first_timestamp=str(event.get("firstTimestamp") or ""),
-                name=str(meta.get("name") or ""),
-                resource_version=str(meta.get("resourceVersion") or ""),
-            ),
-        )
+        self._log_cache.add(key, _EventLog.of(event))
         return event, patch
 
     def _spam_accept_locked(self, event: Event) -> bool:
