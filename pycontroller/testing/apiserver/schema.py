@@ -47,7 +47,7 @@ import re
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from typing import Any, cast
 
 import jsonschema
@@ -316,10 +316,13 @@ def unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------
 
 
-def _default_value(value: Any, s: Schema) -> None:
+def _default_value(value: Any, s: Schema, skip: Container[str] = ()) -> None:
+    """Apply ``s``'s defaults inside ``value``; keys in ``skip`` (this level only) are left."""
     if isinstance(value, dict):
         props: dict[str, Schema] = s.get("properties") or {}
         for key, prop in props.items():
+            if key in skip:
+                continue
             if "default" in prop and (
                 key not in value or (value[key] is None and not prop.get("nullable"))
             ):
@@ -329,7 +332,7 @@ def _default_value(value: Any, s: Schema) -> None:
         addl = s.get("additionalProperties")
         if isinstance(addl, dict):
             for key, v in value.items():
-                if key not in props:
+                if key not in props and key not in skip:
                     _default_value(v, addl)
     elif isinstance(value, list):
         items = s.get("items")
@@ -343,21 +346,7 @@ def apply_defaults(schema: Schema, obj: dict[str, Any]) -> None:
 
     The root's ``apiVersion``/``kind``/``metadata`` are never defaulted.
     """
-    props: dict[str, Schema] = schema.get("properties") or {}
-    for key, prop in props.items():
-        if key in _ROOT_KEEP:
-            continue
-        if "default" in prop and (
-            key not in obj or (obj[key] is None and not prop.get("nullable"))
-        ):
-            obj[key] = copy.deepcopy(prop["default"])
-        if key in obj:
-            _default_value(obj[key], prop)
-    addl = schema.get("additionalProperties")
-    if isinstance(addl, dict):
-        for key, v in obj.items():
-            if key not in props and key not in _ROOT_KEEP:
-                _default_value(v, addl)
+    _default_value(obj, schema, skip=_ROOT_KEEP)
 
 
 # --------------------------------------------------------------------------
