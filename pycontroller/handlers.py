@@ -104,7 +104,7 @@ def enqueue_key(queue: _Adder) -> ResourceEventHandler:
 
 
 def _api_group(api_version: str) -> str:
-    return api_version.rpartition("/")[0] if "/" in api_version else ""
+    return api_version.rpartition("/")[0]  # "" for a core "v1"
 
 
 def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | None:
@@ -140,10 +140,13 @@ class _EnqueueOwner:
     def _key(self, obj: Any) -> str | None:
         return controller_owner_key(obj, self.owner_kind, self.owner_group)
 
-    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+    def _add(self, obj: Any) -> None:
         key = self._key(obj)
         if key is not None:
             self.queue.add(key)
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        self._add(obj)
 
     def on_update(self, old: Any, new: Any) -> None:
         new_key = self._key(new)
@@ -154,9 +157,7 @@ class _EnqueueOwner:
             self.queue.add(old_key)
 
     def on_delete(self, obj: Any) -> None:
-        key = self._key(obj)
-        if key is not None:
-            self.queue.add(key)
+        self._add(obj)
 
 
 def enqueue_owner(queue: _Adder, owner_kind: str, owner_group: str) -> ResourceEventHandler:
