@@ -90,11 +90,6 @@ AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): "
 Event = dict[str, Any]
 
 
-def _format_time(epoch: float) -> str:
-    """metav1.Time: RFC 3339, second precision, UTC."""
-    return format_rfc3339(epoch)
-
-
 _name_lock = threading.Lock()
 _last_name_ns = 0
 
@@ -293,7 +288,7 @@ class EventCorrelator:
             return dict(event), get_event_key(event)
         # Too many similar events: keep the set bounded and emit the combined event.
         record.local_keys.pop()
-        ts = _format_time(self._clock.time())
+        ts = format_rfc3339(self._clock.time())
         ref = dict(_ref(event))
         meta = event.get("metadata") or {}
         combined: Event = {
@@ -570,7 +565,7 @@ class EventRecorder:
         meta: dict[str, Any] = {"name": name, "namespace": ref.get("namespace") or "default"}
         if annotations:
             meta["annotations"] = dict(annotations)
-        ts = _format_time(now)
+        ts = format_rfc3339(now)
         source = {"component": self.component}
         if self.host:
             source["host"] = self.host

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pycontroller._time import format_rfc3339
 from pycontroller.clock import FakeClock
 from pycontroller.errors import AlreadyExistsError, ApiError, InvalidError, NotFoundError
 from pycontroller.record import (
@@ -17,7 +18,6 @@ from pycontroller.record import (
     EventCorrelator,
     EventRecorder,
     FakeRecorder,
-    _format_time,
     get_event_key,
     get_spam_key,
     object_reference,
@@ -59,7 +59,7 @@ def make_event(
     field_path: str = "",
     type: str = "Normal",
 ) -> dict[str, Any]:
-    ts = _format_time(clock.time())
+    ts = format_rfc3339(clock.time())
     ref: dict[str, Any] = {
         "kind": "Pod",
         "apiVersion": "v1",
