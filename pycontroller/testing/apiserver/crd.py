@@ -20,13 +20,15 @@ Invariant: inputs are never mutated; every returned structure is fresh.
 from __future__ import annotations
 
 import copy
-import datetime
 import json
 import logging
 import re
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pycontroller._time import format_rfc3339
+from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import field_path, go_value, validate_value
 
@@ -42,9 +44,6 @@ __all__ = [
 ]
 
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
 _VERSION_NAME = _DNS1035_LABEL
 _PRINTER_COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
 _RULE_REASONS = (
@@ -195,7 +194,7 @@ def default_crd(crd: dict[str, Any]) -> None:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_rfc3339(time.time())
 
 
 def accepted_names(crd: dict[str, Any]) -> dict[str, Any]:
@@ -486,7 +485,7 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
     names = _names(crd)
     if not group:
         causes.append(_required("spec.group"))
-    elif not isinstance(group, str) or not _DNS1123_SUBDOMAIN.match(group) or len(group) > 253:
+    elif not is_dns1123_subdomain(group):
         causes.append(
             _invalid(
                 "spec.group",

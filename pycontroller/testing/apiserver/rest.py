@@ -19,13 +19,14 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import datetime
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from pycontroller import _json
+from pycontroller._time import format_rfc3339
 from pycontroller.testing.apiserver import builtin
 from pycontroller.testing.apiserver import crd as crd_mod
 from pycontroller.testing.apiserver import events as events_mod
@@ -87,7 +88,7 @@ _SCALE_RT = ResourceType(group="autoscaling", version="v1", kind="Scale", plural
 
 
 def now_rfc3339() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_rfc3339(time.time())
 
 
 @dataclass
