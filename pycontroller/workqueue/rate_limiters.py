@@ -11,7 +11,6 @@ All limiters are thread-safe and take an optional keyword-only ``clock``
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import Hashable
@@ -19,8 +18,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from pycontroller.clock import Clock
 from pycontroller.flowcontrol import TokenBucket
-
-logger = logging.getLogger(__name__)
 
 __all__ = [
     "BucketRateLimiter",
@@ -50,31 +47,19 @@ class RateLimiter(Protocol):
         ...
 
 
-class ItemExponentialFailureRateLimiter:
-    """Per-item exponential backoff: ``base_delay * 2**failures``, capped at ``max_delay``.
+class _ItemFailures:
+    """Per-item attempt counts: the history behind ``num_requeues`` and ``forget``."""
 
-    The n-th ``when`` (counting from 0 since the last ``forget``) returns
-    ``min(base_delay * 2**n, max_delay)``. Large ``n`` never overflows: the
-    result stays ``max_delay``.
-    """
-
-    def __init__(self, base_delay: float, max_delay: float, *, clock: Clock | None = None) -> None:
-        self.base_delay = base_delay
-        self.max_delay = max_delay
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._failures: dict[Hashable, int] = {}
 
-    def when(self, item: Any) -> float:
+    def _record(self, item: Any) -> int:
+        """Count one more attempt for ``item``; return the attempts counted before it."""
         with self._lock:
-            exp = self._failures.get(item, 0)
-            self._failures[item] = exp + 1
-        try:
-            backoff = self.base_delay * math.ldexp(1.0, exp)
-        except OverflowError:
-            return self.max_delay
-        if math.isnan(backoff) or backoff > self.max_delay:
-            return self.max_delay
-        return backoff
+            before = self._failures.get(item, 0)
+            self._failures[item] = before + 1
+        return before
 
     def num_requeues(self, item: Any) -> int:
         with self._lock:
@@ -85,7 +70,31 @@ class ItemExponentialFailureRateLimiter:
             self._failures.pop(item, None)
 
 
-class ItemFastSlowRateLimiter:
+class ItemExponentialFailureRateLimiter(_ItemFailures):
+    """Per-item exponential backoff: ``base_delay * 2**failures``, capped at ``max_delay``.
+
+    The n-th ``when`` (counting from 0 since the last ``forget``) returns
+    ``min(base_delay * 2**n, max_delay)``. Large ``n`` never overflows: the
+    result stays ``max_delay``.
+    """
+
+    def __init__(self, base_delay: float, max_delay: float, *, clock: Clock | None = None) -> None:
+        super().__init__()
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+
+    def when(self, item: Any) -> float:
+        exp = self._record(item)
+        try:
+            backoff = self.base_delay * math.ldexp(1.0, exp)
+        except OverflowError:
+            return self.max_delay
+        if math.isnan(backoff) or backoff > self.max_delay:
+            return self.max_delay
+        return backoff
+
+
+class ItemFastSlowRateLimiter(_ItemFailures):
     """``fast_delay`` for an item's first ``max_fast_attempts`` attempts, then ``slow_delay``."""
 
     def __init__(
@@ -96,25 +105,14 @@ class ItemFastSlowRateLimiter:
         *,
         clock: Clock | None = None,
     ) -> None:
+        super().__init__()
         self.fast_delay = fast_delay
         self.slow_delay = slow_delay
         self.max_fast_attempts = max_fast_attempts
-        self._lock = threading.Lock()
-        self._failures: dict[Hashable, int] = {}
 
     def when(self, item: Any) -> float:
-        with self._lock:
-            attempts = self._failures.get(item, 0) + 1
-            self._failures[item] = attempts
+        attempts = self._record(item) + 1
         return self.fast_delay if attempts <= self.max_fast_attempts else self.slow_delay
-
-    def num_requeues(self, item: Any) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
-
-    def forget(self, item: Any) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
 
 
 class BucketRateLimiter:
