@@ -547,14 +547,13 @@ def test_run_does_not_release_while_leading_work_is_running() -> None:
         started.set()
         returned.wait(30)
 
-    le = LeaderElector(
+    le = elector(
         lock,
+        clock,
         lease_duration=0.3,
         renew_deadline=0.2,
         retry_period=0.1,
         on_started_leading=stubborn,
-        on_stopped_leading=noop_stopped,
-        clock=clock,
     )
     stop = threading.Event()
     t = run_in_thread(le, stop)
@@ -594,11 +593,11 @@ def test_on_stopped_leading_runs_even_if_acquire_raises() -> None:
     lock = FakeLock()
     lock.fail_get = [KeyError("unexpected bug")]
     cb = Callbacks()
-    le = LeaderElector(
+    le = elector(
         lock,
+        FakeClock(),
         on_started_leading=cb.on_started_leading,
         on_stopped_leading=cb.on_stopped_leading,
-        clock=FakeClock(),
     )
     with pytest.raises(KeyError):
         le.run(threading.Event())
@@ -614,14 +613,13 @@ def test_crashed_leading_work_gives_up_the_lease() -> None:
     def crash(stop_leading: threading.Event) -> None:
         raise RuntimeError("leading work crashed")
 
-    le = LeaderElector(
+    le = elector(
         lock,
-        lease_duration=15,
+        clock,
         renew_deadline=2,
         retry_period=1,
         on_started_leading=crash,
         on_stopped_leading=stopped.set,
-        clock=clock,
     )
     stop = threading.Event()
     t = run_in_thread(le, stop)
@@ -634,15 +632,7 @@ def test_crashed_leading_work_gives_up_the_lease() -> None:
 def test_leading_work_returning_normally_keeps_leading() -> None:
     clock = FakeClock()
     lock = FakeLock()
-    le = LeaderElector(
-        lock,
-        lease_duration=15,
-        renew_deadline=2,
-        retry_period=1,
-        on_started_leading=noop_started,
-        on_stopped_leading=noop_stopped,
-        clock=clock,
-    )
+    le = elector(lock, clock, renew_deadline=2, retry_period=1)
     stop = threading.Event()
     t = run_in_thread(le, stop)
     drive(clock, lambda: lock.ops.count("update") >= 3, step=1)
