@@ -192,7 +192,6 @@ class Storage:
         *,
         since: int | None,
         initial: bool,
-        api_version: str | None = None,
     ) -> None:
         """Register ``watcher``. ``initial``: first queue a synthetic ADDED for every
         current matching object. ``since``: first replay retained history newer than
