@@ -19,7 +19,7 @@ from pycontroller.errors import (
     NotFoundError,
     TooManyRequestsError,
 )
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 
 def cm(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
@@ -190,14 +190,10 @@ def test_rate_limiter_throttles_requests(apiserver: APIServer) -> None:
 
     t = threading.Thread(target=work, daemon=True)
     t.start()
-    deadline = time.monotonic() + 5
-    while clock.waiters() == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(clock.waiters, 5)
     assert len(done) == 2, "the burst is spent; the third request waits for a token"
     clock.step(1.0)
-    deadline = time.monotonic() + 5
-    while len(done) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: len(done) >= 3, 5)
     assert len(done) == 3
     clock.step(1.0)
     t.join(5)

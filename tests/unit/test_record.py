@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +21,7 @@ from pycontroller.record import (
     get_spam_key,
     object_reference,
 )
+from pycontroller.testing import wait_for
 
 
 class IntervalClock(FakeClock):
@@ -410,9 +410,7 @@ def test_one_by_one_repeats_patch_each_time(recorder: EventRecorder, sink: FakeS
 def test_burst_of_repeats_coalesces_into_one_patch(recorder: EventRecorder, sink: FakeSink) -> None:
     sink.gate = threading.Event()
     recorder.event(POD, "Normal", "Synced", "synced ok")
-    deadline = time.monotonic() + 5
-    while not sink.calls and time.monotonic() < deadline:
-        time.sleep(0.005)
+    wait_for(lambda: sink.calls, 5)
     assert sink.calls == [("create", sink.calls[0][1])]  # the writer is blocked in create
     for _ in range(9):
         recorder.event(POD, "Normal", "Synced", "synced ok")
@@ -429,9 +427,7 @@ def test_burst_on_new_event_creates_once_with_final_count(sink: FakeSink) -> Non
     r = EventRecorder(None, "c", sink=sink, retry_interval=0.0)
     try:
         r.event(POD, "Normal", "First", "m")
-        deadline = time.monotonic() + 5
-        while not sink.calls and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_for(lambda: sink.calls, 5)
         for _ in range(4):
             r.event(POD, "Normal", "Second", "m")  # all queued behind the blocked write
         sink.gate.set()
@@ -519,9 +515,7 @@ def test_full_queue_drops_without_blocking(
     caplog.set_level(logging.ERROR, logger="pycontroller.record")
     try:
         r.event(POD, "Normal", "R0", "m")
-        deadline = time.monotonic() + 5
-        while not sink.calls and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_for(lambda: sink.calls, 5)
         for i in range(1, 20):  # the writer is blocked: 2 fit in the queue, 17 are dropped
             r.event(POD, "Normal", f"R{i}", "m")
         assert sum("queue full" in rec.getMessage() for rec in caplog.records) == 17
@@ -564,9 +558,7 @@ def test_shutdown_abandons_retry_sleep(sink: FakeSink) -> None:
     r = EventRecorder(None, "c", sink=sink, retry_interval=3600.0)
     sink.fail = [ApiError(500, "InternalError", "x")] * 3
     r.event(POD, "Normal", "R", "m")
-    deadline = time.monotonic() + 5
-    while not sink.calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: sink.calls, 5)
     assert not r.flush(0.1)
     r.shutdown(timeout=0.1)
     r._thread.join(5)
@@ -634,9 +626,7 @@ def test_shutdown_with_full_queue_returns(sink: FakeSink) -> None:
     r = EventRecorder(None, "c", sink=sink, queue_size=2, retry_interval=0.0)
     try:
         r.event(POD, "Normal", "R0", "m")
-        deadline = time.monotonic() + 5
-        while not sink.calls and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_for(lambda: sink.calls, 5)
         r.event(POD, "Normal", "R1", "m")
         r.event(POD, "Normal", "R2", "m")  # the queue is now full; the writer is blocked
         done = threading.Event()

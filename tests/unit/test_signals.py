@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pycontroller.signals import setup_signal_handler
+from pycontroller.testing import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,9 +103,7 @@ def test_in_process_handler_sets_event() -> None:
         stop = setup_signal_handler()
         assert not stop.is_set()
         os.kill(os.getpid(), signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        while not stop.is_set() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(stop.is_set, 5)
         assert stop.is_set()
     finally:
         for s, h in old.items():
