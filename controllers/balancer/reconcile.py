@@ -6,9 +6,10 @@ children from informer listers, computes the desired children with the pure
 
 1. Balancer missing from the lister: it was deleted; return (the garbage
    collector removes the children through their ownerReferences).
-2. ``validation.validate`` finds problems: condition ``Reconciled=False``
-   (``InvalidSpec``), one Warning event, no child is written and the key is not
-   requeued (the next spec change re-triggers).
+2. ``validation.validate`` finds problems (``desired_children`` raises them):
+   condition ``Reconciled=False`` (``InvalidSpec``), one Warning event, no
+   child is written and the key is not requeued (the next spec change
+   re-triggers).
 3. A desired child exists but is not controlled by this Balancer (by uid):
    nothing is written, condition ``Reconciled=False`` (``ChildConflict``), one
    Warning event; the key is re-checked after ``CONFLICT_RECHECK`` seconds
@@ -36,7 +37,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from controllers.balancer import diff, names, resources, validation
+from controllers.balancer import diff, names, resources
 from controllers.balancer.names import (
     CONDITION_AVAILABLE,
     CONDITION_RECONCILED,
@@ -207,9 +208,10 @@ class Reconciler:
             logger.debug("controller=%s key=%s action=skip reason=deleting", CONTROLLER_NAME, key)
             return None
 
-        problems = validation.validate(balancer)
-        if problems:
-            message = "; ".join(problems)
+        try:
+            desired = resources.desired_children(balancer, nginx_image=self._nginx_image)
+        except resources.InvalidBalancer as err:
+            message = "; ".join(err.problems)
             logger.debug(
                 "controller=%s key=%s action=reject reason=%s message=%s",
                 CONTROLLER_NAME,
@@ -220,7 +222,6 @@ class Reconciler:
             self._report_failure(balancer, REASON_INVALID_SPEC, message)
             return None
 
-        desired = resources.desired_children(balancer, nginx_image=self._nginx_image)
         conflicts = self._foreign_children(balancer, desired)
         if conflicts:
             message = "; ".join(conflicts)

@@ -65,6 +65,15 @@ _CACHE_VOLUME = "nginx-cache"
 _RUN_VOLUME = "nginx-run"
 
 
+class InvalidBalancer(ValueError):
+    """``desired_children`` was given a spec ``validate()`` rejects; ``problems``
+    holds its messages."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid Balancer: " + "; ".join(problems))
+        self.problems = problems
+
+
 def config_hash(text: str) -> str:
     """Hash of a rendered nginx.conf for the pod-template annotation: the
     first 16 hex digits of its SHA-256. Equal iff the texts are equal (up to
@@ -275,13 +284,13 @@ def desired_children(
     """All children of ``balancer``: backend Services (spec order), the
     ConfigMap, the Deployment (image ``nginx_image``), the front Service.
 
-    Raises ``ValueError`` (message: the ``validate()`` messages joined by
-    "; ") if the spec is invalid; callers validate first and report the
-    messages as a condition and an event instead of calling this.
+    Raises ``InvalidBalancer`` (a ``ValueError``; message: the ``validate()``
+    messages joined by "; ", also in its ``problems``) if the spec is invalid;
+    the reconciler reports them as a condition and an event.
     """
     problems = validate(balancer)
     if problems:
-        raise ValueError("invalid Balancer: " + "; ".join(problems))
+        raise InvalidBalancer(problems)
     text = render(balancer)
     return [
         *(backend_service(balancer, backend) for backend in balancer["spec"]["backends"]),
