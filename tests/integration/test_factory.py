@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from pycontroller.cache import NAMESPACE_INDEX, ResourceEventHandlerFuncs, SharedInformerFactory
 from pycontroller.client import ResourceClient
 from pycontroller.errors import NotFoundError
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 
 def cm(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
@@ -21,14 +20,6 @@ def cm(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
         "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": ns, "labels": labels},
     }
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pycontroller.cache import (
     wait_for_cache_sync,
 )
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 
 def cm(name: str, value: int = 0, ns: str = "default") -> dict[str, Any]:
@@ -27,14 +27,6 @@ def cm(name: str, value: int = 0, ns: str = "default") -> dict[str, Any]:
         "metadata": {"name": name, "namespace": ns},
         "data": {"v": str(value)},
     }
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 class Recorder:

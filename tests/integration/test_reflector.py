@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 
 from pycontroller.cache import Indexer, ListWatch, Reflector
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 
 def cm(name: str, value: int = 0, ns: str = "default") -> dict[str, Any]:
@@ -22,14 +21,6 @@ def cm(name: str, value: int = 0, ns: str = "default") -> dict[str, Any]:
         "metadata": {"name": name, "namespace": ns},
         "data": {"v": str(value)},
     }
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 def rv_param(path: str) -> str | None:

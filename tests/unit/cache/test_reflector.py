@@ -13,6 +13,7 @@ import pytest
 from pycontroller.cache import DeltaFIFO, ExponentialBackoff, Indexer, ListWatch, Reflector
 from pycontroller.clock import FakeClock
 from pycontroller.errors import ApiError, GoneError, TooManyRequestsError
+from pycontroller.testing.wait import wait_for
 
 _END = object()
 
@@ -144,14 +145,6 @@ class RecordingStore:
     def snapshot(self) -> list[tuple[Any, ...]]:
         with self.lock:
             return list(self.calls)
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.005)
 
 
 def step_while_waiting(clock: FakeClock, cond: Callable[[], bool], step: float, timeout: float = 5):

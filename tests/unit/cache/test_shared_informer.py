@@ -19,6 +19,7 @@ from pycontroller.cache import (
     wait_for_cache_sync,
 )
 from pycontroller.clock import FakeClock
+from pycontroller.testing.wait import wait_for
 
 _END = object()
 
@@ -85,14 +86,6 @@ class FakeLW:
 
     def listwatch(self) -> ListWatch:
         return ListWatch(self.list, self.watch)
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.005)
 
 
 class Recorder:
