@@ -31,6 +31,7 @@ in a fixed order (metadata, spec.selector, backends, ports).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from controllers.balancer import names
@@ -120,30 +121,44 @@ def _list(spec: dict[str, Any], field: str, problems: list[str]) -> list[Any]:
     return value
 
 
+def _objects(items: list[Any], field: str, problems: list[str]) -> Iterator[tuple[str, Any]]:
+    """(``field[i]``, item) for every item that is an object; a problem for the others."""
+    for i, item in enumerate(items):
+        item_field = f"{field}[{i}]"
+        if isinstance(item, dict):
+            yield item_field, item
+        else:
+            problems.append(f"{item_field}: must be an object")
+
+
+def _check_unique_name(
+    value: Any, field: str, what: str, seen: set[str], problems: list[str]
+) -> bool:
+    """Check ``field.name``; True iff it is a valid label not in ``seen`` (then added)."""
+    problem = _label_problem(value)
+    if problem:
+        problems.append(f"{field}.name: {problem}")
+    elif value in seen:
+        problems.append(f"{field}.name: duplicate {what} name {value!r}")
+    else:
+        seen.add(value)
+        return True
+    return False
+
+
 def _check_backends(name: str | None, backends: list[Any], problems: list[str]) -> None:
     seen: set[str] = set()
-    for i, backend in enumerate(backends):
-        field = f"spec.backends[{i}]"
-        if not isinstance(backend, dict):
-            problems.append(f"{field}: must be an object")
-            continue
+    for field, backend in _objects(backends, "spec.backends", problems):
         backend_name: Any = backend.get("name")
-        problem = _label_problem(backend_name)
-        if problem:
-            problems.append(f"{field}.name: {problem}")
-        elif backend_name in seen:
-            problems.append(f"{field}.name: duplicate backend name {backend_name!r}")
-        else:
-            seen.add(backend_name)
-            if name is not None:
-                service = names.backend_service_name(name, backend_name)
-                if len(service) > names.DNS_LABEL_MAX_LENGTH:
-                    problems.append(
-                        f"{field}.name: the backend Service name {service!r} is "
-                        f"{len(service)} characters, longer than {names.DNS_LABEL_MAX_LENGTH}"
-                        f" (metadata.name and spec.backends[].name together must be at most "
-                        f"{names.MAX_NAME_AND_BACKEND_LENGTH} characters)"
-                    )
+        if _check_unique_name(backend_name, field, "backend", seen, problems) and name is not None:
+            service = names.backend_service_name(name, backend_name)
+            if len(service) > names.DNS_LABEL_MAX_LENGTH:
+                problems.append(
+                    f"{field}.name: the backend Service name {service!r} is "
+                    f"{len(service)} characters, longer than {names.DNS_LABEL_MAX_LENGTH}"
+                    f" (metadata.name and spec.backends[].name together must be at most "
+                    f"{names.MAX_NAME_AND_BACKEND_LENGTH} characters)"
+                )
         problem = _int_problem(backend.get("weight"), 1, _MAX_INT32)
         if problem:
             problems.append(f"{field}.weight: {problem}")
@@ -153,19 +168,8 @@ def _check_backends(name: str | None, backends: list[Any], problems: list[str]) 
 def _check_ports(ports: list[Any], problems: list[str]) -> None:
     seen_names: set[str] = set()
     seen_ports: set[tuple[int, str]] = set()
-    for i, port in enumerate(ports):
-        field = f"spec.ports[{i}]"
-        if not isinstance(port, dict):
-            problems.append(f"{field}: must be an object")
-            continue
-        port_name: Any = port.get("name")
-        problem = _label_problem(port_name)
-        if problem:
-            problems.append(f"{field}.name: {problem}")
-        elif port_name in seen_names:
-            problems.append(f"{field}.name: duplicate port name {port_name!r}")
-        else:
-            seen_names.add(port_name)
+    for field, port in _objects(ports, "spec.ports", problems):
+        _check_unique_name(port.get("name"), field, "port", seen_names, problems)
         protocol: Any = port.get("protocol")
         protocol_ok = protocol is None or protocol in ("TCP", "UDP")
         if not protocol_ok:
