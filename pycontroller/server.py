@@ -192,15 +192,11 @@ class MetricsHealthServer:
             status = HTTPStatus.OK
             content_type = prometheus_client.CONTENT_TYPE_LATEST
         elif path in ("/healthz", "/livez"):
-            status, text = self._probe(path[1:], self._health, verbose)
-            body = text.encode()
+            status, body = self._probe(path[1:], self._health, verbose)
         elif path == "/readyz":
-            status, text = self._probe("readyz", self._readiness, verbose)
-            body = text.encode()
-        elif path.startswith("/readyz/") and path[len("/readyz/") :] in self._readiness:
-            name = path[len("/readyz/") :]
-            status, text = self._probe("readyz", {name: self._readiness[name]}, verbose)
-            body = text.encode()
+            status, body = self._probe("readyz", self._readiness, verbose)
+        elif path.startswith("/readyz/") and (name := path[len("/readyz/") :]) in self._readiness:
+            status, body = self._probe("readyz", {name: self._readiness[name]}, verbose)
         else:
             status, body = HTTPStatus.NOT_FOUND, b"404 page not found\n"
         req.send_response(status)
@@ -212,17 +208,15 @@ class MetricsHealthServer:
             req.wfile.write(body)
 
     @staticmethod
-    def _probe(kind: str, checks: Mapping[str, Check], verbose: bool) -> tuple[HTTPStatus, str]:
+    def _probe(kind: str, checks: Mapping[str, Check], verbose: bool) -> tuple[HTTPStatus, bytes]:
         results = _run_checks(checks)
-        failed = [name for name, ok in results if not ok]
+        failed = any(not ok for _, ok in results)
         if not failed and not verbose:
-            return HTTPStatus.OK, "ok"
+            return HTTPStatus.OK, b"ok"
         lines = [f"[+]{name} ok" if ok else f"[-]{name} failed" for name, ok in results]
-        if failed:
-            lines.append(f"{kind} check failed")
-            return HTTPStatus.INTERNAL_SERVER_ERROR, "\n".join(lines) + "\n"
-        lines.append(f"{kind} check passed")
-        return HTTPStatus.OK, "\n".join(lines) + "\n"
+        lines.append(f"{kind} check {'failed' if failed else 'passed'}")
+        status = HTTPStatus.INTERNAL_SERVER_ERROR if failed else HTTPStatus.OK
+        return status, ("\n".join(lines) + "\n").encode()
 
 
 def serve_metrics_and_health(
