@@ -1,18 +1,14 @@
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Callable
 
 from pycontroller.clock import FakeClock
+from pycontroller.testing.wait import wait_for
 
 
-def _poll(cond: object, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return True
-        time.sleep(0.001)
-    return False
+def _poll(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
+    return wait_for(cond, timeout, interval=0.001)
 
 
 def test_step_between_now_and_wait_is_not_lost() -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from pycontroller.clock import FakeClock
+from pycontroller.testing.wait import wait_for
 from pycontroller.workqueue.metrics import (
     NoopMetricsProvider,
     get_global_metrics_provider,
@@ -19,11 +19,7 @@ WaitUntil = Callable[..., None]
 
 
 def _wait_until(pred: Callable[[], bool], timeout: float = 5.0, msg: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {msg or pred}")
-        time.sleep(0.001)
+    wait_for(pred, timeout, interval=0.001, what=msg or repr(pred))
 
 
 class CountingClock(FakeClock):
