@@ -19,7 +19,6 @@ stream starts).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import select
 import socket
@@ -32,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
+from pycontroller.testing.apiserver.discovery import discovery_response, version_info
 from pycontroller.testing.apiserver.events import events_field_selector
+from pycontroller.testing.apiserver.openapi import openapi_response
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.rest import WriteOptions, rkey
 from pycontroller.testing.apiserver.scale import scale_paths
@@ -47,6 +48,7 @@ from pycontroller.testing.apiserver.status import (
     internal_error,
     method_not_allowed,
 )
+from pycontroller.testing.apiserver.table import to_table
 from pycontroller.testing.apiserver.watch import Watcher
 
 if TYPE_CHECKING:
@@ -127,15 +129,6 @@ def _without_type_meta(obj: Any) -> Any:
     if isinstance(obj, dict) and ("kind" in obj or "apiVersion" in obj):
         return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
     return obj
-
-
-def _optional(module: str, attr: str) -> Any:
-    """A function from a sibling module that may not exist yet (CRD helper's)."""
-    try:
-        mod = importlib.import_module(f"pycontroller.testing.apiserver.{module}")
-    except ImportError:
-        return None
-    return getattr(mod, attr, None)
 
 
 class _Response(Exception):
@@ -286,22 +279,14 @@ class _Handler(BaseHTTPRequestHandler):
         path = split.path
         params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         accept = self.headers.get("Accept") or ""
-        if path.rstrip("/") == "/version" or path == "/version":
-            version_info = _optional("discovery", "version_info")
-            info = version_info() if version_info else {"major": "1", "minor": "31"}
-            raise _Response(200, _json.dumps(info))
+        if path.rstrip("/") == "/version":
+            raise _Response(200, _json.dumps(version_info()))
         if path in ("/healthz", "/livez", "/readyz"):
             raise _Response(200, b"ok", "text/plain; charset=utf-8")
         r = route(app, path)
         if r is None:
             if method == "GET":
-                for module, fn_name in (
-                    ("discovery", "discovery_response"),
-                    ("openapi", "openapi_response"),
-                ):
-                    fn = _optional(module, fn_name)
-                    if fn is None:
-                        continue
+                for fn in (discovery_response, openapi_response):
                     res = fn(app.registry, path, accept)
                     if res is not None:
                         rcode, rbody, rctype = res
@@ -497,10 +482,8 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Warning"] = ", ".join(_warning(w) for w in warnings)
         table = self._table_mode(accept)
         if table is not None:
-            to_table = _optional("table", "to_table")
-            if to_table is not None:
-                body = _json.dumps(to_table(rt, obj, include_object=table))
-                raise _Response(code, body, JSON, headers)
+            body = _json.dumps(to_table(rt, obj, include_object=table))
+            raise _Response(code, body, JSON, headers)
         items = obj.get("items")
         if not rt.is_crd and isinstance(items, list):
             # kube-apiserver's JSON serializer drops TypeMeta on the items of a
@@ -571,9 +554,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise bad_request(f'invalid resource version "{rv_param}"') from err
         watcher = Watcher(rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog))
         table = self._table_mode(self.headers.get("Accept") or "")
-        to_table = _optional("table", "to_table") if table is not None else None
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-        if to_table is not None:
+        if table is not None:
             convert = lambda o: to_table(rt, app.rest.out(rt, o), include_object=table)  # noqa: E731
         elif rt.extra.get("stored_as"):
             # Another type's storage (events.k8s.io): convert each object.
