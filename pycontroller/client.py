@@ -544,7 +544,7 @@ class ResourceClient:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
         content_type: str = "application/json",
-    ) -> Any:
+    ) -> dict[str, Any]:
         """A complete request/response exchange with 429 Retry-After handling."""
         payload: bytes | None = None
         if body is not None:
@@ -587,7 +587,8 @@ class ResourceClient:
                 raise ConnectionError(f"{method} {path}: reading the response: {err}") from err
             finally:
                 resp.release_conn()
-            return _json.loads(data) if data else {}
+            result: dict[str, Any] = _json.loads(data) if data else {}
+            return result
 
     # ---------------------------------------------------------------- verbs
 
@@ -598,7 +599,7 @@ class ResourceClient:
         ``field_selector``, ``limit``, ``continue_`` (or ``_continue``),
         ``resource_version``, ``resource_version_match``, ``timeout_seconds``...
         """
-        result: dict[str, Any] = self._call("GET", self._path(namespace), query=params)
+        result = self._call("GET", self._path(namespace), query=params)
         if result.get("items") is None:
             result["items"] = []
         return result
@@ -635,29 +636,23 @@ class ResourceClient:
         return WatchStream(resp, f"{self.resource} from rv {resource_version}")
 
     def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", self._path(self._ns_for_item(namespace), name))
-        return result
+        return self._call("GET", self._path(self._ns_for_item(namespace), name))
 
     def create(
         self, obj: Mapping[str, Any], namespace: str | None = None, **params: Any
     ) -> dict[str, Any]:
         """POST ``obj``; extra keyword arguments are query parameters (``dry_run``...)."""
-        result: dict[str, Any] = self._call(
-            "POST", self._path(self._ns_of(obj, namespace)), query=params, body=obj
-        )
-        return result
+        return self._call("POST", self._path(self._ns_of(obj, namespace)), query=params, body=obj)
 
     def update(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """PUT ``obj`` (optimistic concurrency on its ``metadata.resourceVersion``)."""
         path = self._path(self._ns_of(obj), self._name_of(obj))
-        result: dict[str, Any] = self._call("PUT", path, query=params, body=obj)
-        return result
+        return self._call("PUT", path, query=params, body=obj)
 
     def update_status(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """PUT ``obj`` to the ``/status`` subresource."""
         path = self._path(self._ns_of(obj), self._name_of(obj), "status")
-        result: dict[str, Any] = self._call("PUT", path, query=params, body=obj)
-        return result
+        return self._call("PUT", path, query=params, body=obj)
 
     def patch(
         self,
@@ -694,10 +689,7 @@ class ResourceClient:
             if force is not None:
                 raise ValueError("force is only valid for patch_type='apply'")
         path = self._path(self._ns_for_item(namespace), name, subresource)
-        result: dict[str, Any] = self._call(
-            "PATCH", path, query=query, body=patch, content_type=content_type
-        )
-        return result
+        return self._call("PATCH", path, query=query, body=patch, content_type=content_type)
 
     def delete(
         self,
@@ -722,8 +714,7 @@ class ResourceClient:
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = int(grace_period_seconds)
         path = self._path(self._ns_for_item(namespace), name)
-        result: dict[str, Any] = self._call("DELETE", path, query=params, body=options)
-        return result
+        return self._call("DELETE", path, query=params, body=options)
 
     def iter_list(
         self, namespace: str | None = None, *, page_size: int = 500, **params: Any
