@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import prometheus_client
@@ -222,23 +221,6 @@ class _PrometheusCollectors:
         )
 
 
-# Collectors are created once per registry and shared by every provider bound
-# to it, so that creating a second provider (or re-running set-up code) never
-# registers a name twice.
-_collectors_lock = threading.Lock()
-_collectors: weakref.WeakKeyDictionary[prometheus_client.CollectorRegistry, _PrometheusCollectors]
-_collectors = weakref.WeakKeyDictionary()
-
-
-def _collectors_for(registry: prometheus_client.CollectorRegistry) -> _PrometheusCollectors:
-    with _collectors_lock:
-        found = _collectors.get(registry)
-        if found is None:
-            found = _PrometheusCollectors(registry)
-            _collectors[registry] = found
-        return found
-
-
 class PrometheusMetricsProvider:
     """Workqueue metrics in a prometheus-client registry, labelled ``name``.
 
@@ -255,7 +237,9 @@ class PrometheusMetricsProvider:
         self, registry: prometheus_client.CollectorRegistry = prometheus_client.REGISTRY
     ) -> None:
         self.registry = registry
-        self._c = _collectors_for(registry)
+        # register() hands back the collectors a previous provider (or a
+        # reloaded module) registered, so every provider on a registry shares them.
+        self._c = _PrometheusCollectors(registry)
 
     def new_depth_metric(self, name: str) -> GaugeMetric:
         child: GaugeMetric = self._c.depth.labels(name=name)
