@@ -112,10 +112,9 @@ class GarbageCollector:
                 writes += self._terminating(rk, obj, dependents)
             for rk, obj in objs:
                 meta = _meta(obj)
-                refs = meta.get("ownerReferences")
-                if not refs or meta.get("deletionTimestamp"):
+                if not meta.get("ownerReferences") or meta.get("deletionTimestamp"):
                     continue
-                writes += self._dependent(rk, obj, refs, dependents)
+                writes += self._dependent(rk, obj)
         return writes
 
     def _current(self, rk: tuple[str, str], obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -216,13 +215,7 @@ class GarbageCollector:
                 writes += 1
         return writes
 
-    def _dependent(
-        self,
-        rk: tuple[str, str],
-        obj: dict[str, Any],
-        refs: list[Any],
-        dependents: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]],
-    ) -> int:
+    def _dependent(self, rk: tuple[str, str], obj: dict[str, Any]) -> int:
         rest = self.rest
         storage = rest.storage
         rt = rest.type_for(rk)
