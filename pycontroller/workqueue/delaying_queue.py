@@ -87,13 +87,10 @@ class DelayingQueue(Queue):
             return
         self._waiting_loop.schedule(item, delay)
 
-    def shut_down(self) -> None:
+    def _stop_background(self) -> None:
+        # Both shutdowns: the items still waiting are discarded.
         self._waiting_loop.stop()
-        super().shut_down()
-
-    def shut_down_with_drain(self) -> None:
-        self._waiting_loop.stop()
-        super().shut_down_with_drain()
+        super()._stop_background()
 
     def _num_waiting(self) -> int:
         """Items waiting for their ready time (for tests and debugging)."""
