@@ -175,6 +175,40 @@ def aggregate_by_reason(event: Mapping[str, Any]) -> tuple[str, str]:
     return key, str(event.get("message") or "")
 
 
+def _new_event(
+    metadata: dict[str, Any],
+    ref: dict[str, Any],
+    type: str,
+    reason: str,
+    message: str,
+    source: dict[str, Any],
+    *,
+    now: float,
+    reporting_component: str | None,
+    reporting_instance: str | None,
+) -> Event:
+    """A core/v1 Event seen once at ``now``; empty reporting fields are left out."""
+    ts = format_rfc3339(now)
+    event: Event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": metadata,
+        "involvedObject": ref,
+        "reason": reason,
+        "message": message,
+        "source": source,
+        "firstTimestamp": ts,
+        "lastTimestamp": ts,
+        "count": 1,
+        "type": type,
+    }
+    if reporting_component:
+        event["reportingComponent"] = reporting_component
+    if reporting_instance:
+        event["reportingInstance"] = reporting_instance
+    return event
+
+
 class _LRU:
     """A small LRU map (client-go uses golang-lru with 4096 entries)."""
 
@@ -288,28 +322,23 @@ class EventCorrelator:
             return dict(event), get_event_key(event)
         # Too many similar events: keep the set bounded and emit the combined event.
         record.local_keys.pop()
-        ts = format_rfc3339(self._clock.time())
+        now = self._clock.time()
         ref = dict(_ref(event))
         meta = event.get("metadata") or {}
-        combined: Event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
+        combined = _new_event(
+            {
                 "name": f"{ref.get('name', '')}.{_unique_name_suffix(self._clock)}",
                 "namespace": meta.get("namespace", ""),
             },
-            "involvedObject": ref,
-            "reason": event.get("reason", ""),
-            "message": AGGREGATE_MESSAGE_PREFIX + str(event.get("message") or ""),
-            "source": dict(_source(event)),
-            "firstTimestamp": ts,
-            "lastTimestamp": ts,
-            "count": 1,
-            "type": event.get("type", ""),
-        }
-        for field in ("reportingComponent", "reportingInstance"):
-            if event.get(field):
-                combined[field] = event[field]
+            ref,
+            event.get("type", ""),
+            event.get("reason", ""),
+            AGGREGATE_MESSAGE_PREFIX + str(event.get("message") or ""),
+            dict(_source(event)),
+            now=now,
+            reporting_component=event.get("reportingComponent"),
+            reporting_instance=event.get("reportingInstance"),
+        )
         return combined, agg_key
 
     def _observe_locked(self, event: Event, key: str) -> tuple[Event, dict[str, Any] | None]:
@@ -565,27 +594,20 @@ class EventRecorder:
         meta: dict[str, Any] = {"name": name, "namespace": ref.get("namespace") or "default"}
         if annotations:
             meta["annotations"] = dict(annotations)
-        ts = format_rfc3339(now)
         source = {"component": self.component}
         if self.host:
             source["host"] = self.host
-        event: Event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": meta,
-            "involvedObject": ref,
-            "reason": reason,
-            "message": message,
-            "source": source,
-            "firstTimestamp": ts,
-            "lastTimestamp": ts,
-            "count": 1,
-            "type": type,
-            "reportingComponent": self.component,
-        }
-        if self.host:
-            event["reportingInstance"] = self.host
-        return event
+        return _new_event(
+            meta,
+            ref,
+            type,
+            reason,
+            message,
+            source,
+            now=now,
+            reporting_component=self.component,
+            reporting_instance=self.host,
+        )
 
     # -- writing (background thread) ---------------------------------------
 
