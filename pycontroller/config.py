@@ -38,6 +38,14 @@ SERVICE_CERT_FILENAME = incluster_config.SERVICE_CERT_FILENAME
 DEFAULT_KUBECONFIG = "~/.kube/config"
 
 
+def _reason(err: BaseException) -> str:
+    return str(err) or type(err).__name__
+
+
+def _describe(attempts: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{source}: {why}" for source, why in attempts)
+
+
 class ConfigError(Exception):
     """No usable client configuration was found.
 
@@ -47,7 +55,7 @@ class ConfigError(Exception):
 
     def __init__(self, attempts: list[tuple[str, str]]) -> None:
         self.attempts = list(attempts)
-        detail = "; ".join(f"{src}: {why}" for src, why in self.attempts) or "no sources"
+        detail = _describe(self.attempts) or "no sources"
         super().__init__(f"unable to load a Kubernetes client configuration (tried {detail})")
 
 
@@ -78,16 +86,14 @@ def _load_configuration(
         try:
             return _from_kubeconfig(os.path.expanduser(kubeconfig), context)
         except Exception as err:
-            raise ConfigError(
-                [(f"kubeconfig {kubeconfig!r}", str(err) or type(err).__name__)]
-            ) from err
+            raise ConfigError([(f"kubeconfig {kubeconfig!r}", _reason(err))]) from err
 
     env_path = os.environ.get("KUBECONFIG", "")
     if env_path:
         try:
             return _from_kubeconfig(env_path, context)
         except Exception as err:
-            attempts.append((f"$KUBECONFIG={env_path!r}", str(err) or type(err).__name__))
+            attempts.append((f"$KUBECONFIG={env_path!r}", _reason(err)))
     else:
         attempts.append(("$KUBECONFIG", "not set"))
 
@@ -95,7 +101,7 @@ def _load_configuration(
         try:
             return _from_incluster()
         except Exception as err:
-            attempts.append(("in-cluster service account", str(err) or type(err).__name__))
+            attempts.append(("in-cluster service account", _reason(err)))
     else:
         attempts.append(
             ("in-cluster service account", f"{incluster_config.SERVICE_HOST_ENV_NAME} not set")
@@ -106,7 +112,7 @@ def _load_configuration(
         try:
             return _from_kubeconfig(home_path, context)
         except Exception as err:
-            attempts.append((home_path, str(err) or type(err).__name__))
+            attempts.append((home_path, _reason(err)))
     else:
         attempts.append((home_path, "does not exist"))
 
@@ -115,7 +121,7 @@ def _load_configuration(
             "no kubeconfig or in-cluster configuration found; using --master %s without "
             "credentials (%s)",
             master,
-            "; ".join(f"{s}: {w}" for s, w in attempts),
+            _describe(attempts),
         )
         return k8s_client.Configuration()
     raise ConfigError(attempts)
