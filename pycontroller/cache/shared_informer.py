@@ -637,10 +637,6 @@ class SharedIndexInformer:
         finally:
             self._fifo.close()  # wakes the pop loop
 
-    def _handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
-        """``DeltaFIFO.pop`` process function: :meth:`_handle_batch` for one key."""
-        self._handle_batch([(None, deltas, is_in_initial_list)])
-
     def _handle_batch(self, batch: Sequence[tuple[str | None, Deltas, bool]]) -> None:
         """Apply each key's deltas, oldest first, to the indexer; then notify.
 
