@@ -125,11 +125,7 @@ def _merged_owner_refs(desired: Obj, live: Obj) -> list[Obj]:
 
 def needs_update(desired: Obj, live: Obj) -> bool:
     """True iff a field we set in ``desired`` differs in ``live``."""
-    want = normalize(desired)
-    exact = EXACT_PATHS.get(str(want.get("kind")), frozenset())
-    if not _owner_refs_match(want, live):
-        return True
-    return not _subset(_owned_body(want), _owned_body(live), (), exact)
+    return bool(differing_fields(desired, live))
 
 
 def differing_fields(desired: Obj, live: Obj) -> list[str]:

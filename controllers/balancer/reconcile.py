@@ -328,21 +328,17 @@ class Reconciler:
                 )
                 return created
         assert live is not None
-        if not diff.is_controlled_by(live, balancer["metadata"]["uid"]):
-            raise ChildConflict(MSG_CONFLICT % (kind, name, _name(balancer)))
-        if not diff.needs_update(child, live):
+        fields = self._drift(balancer, child, live)
+        if not fields:
             return live
-        fields = diff.differing_fields(child, live)
         try:
             updated: Obj = client.update(diff.overlay(child, live))
         except ConflictError:
             # Our cached copy was stale: compare against the server's and retry once.
             fresh: Obj = client.get(name, namespace=namespace)
-            if not diff.is_controlled_by(fresh, balancer["metadata"]["uid"]):
-                raise ChildConflict(MSG_CONFLICT % (kind, name, _name(balancer))) from None
-            if not diff.needs_update(child, fresh):
+            fields = self._drift(balancer, child, fresh)
+            if not fields:
                 return fresh
-            fields = diff.differing_fields(child, fresh)
             updated = client.update(diff.overlay(child, fresh))
         except ApiError as err:
             self._warn(balancer, EVENT_REASON_UPDATE_FAILED, f"Update {kind} {name}: {err}")
@@ -359,6 +355,15 @@ class Reconciler:
             balancer, NORMAL, EVENT_REASON_UPDATED, MSG_UPDATED % (kind, name, ", ".join(fields))
         )
         return updated
+
+    def _drift(self, balancer: Obj, child: Obj, live: Obj) -> list[str]:
+        """The owned fields of ``live`` that differ from ``child`` (``[]``: in sync).
+
+        Raises ``ChildConflict`` if ``live`` is not controlled by ``balancer``.
+        """
+        if not diff.is_controlled_by(live, balancer["metadata"]["uid"]):
+            raise ChildConflict(MSG_CONFLICT % (child["kind"], _name(child), _name(balancer)))
+        return diff.differing_fields(child, live)
 
     def _delete_obsolete(self, balancer: Obj, desired: list[Obj]) -> int:
         """Delete our backend Services that are no longer desired; return how many remain.
@@ -499,42 +504,31 @@ class Reconciler:
         status["obsoleteBackendsNum"] = obsolete
         if generation is not None:
             status["observedGeneration"] = generation
-        conditions = status.get("conditions") or []
-        r_status, r_reason, r_message = reconciled
-        conditions = set_condition(
-            conditions,
-            {
-                "type": CONDITION_RECONCILED,
-                "status": r_status,
-                "reason": r_reason,
-                "message": r_message,
-                **({"observedGeneration": generation} if generation is not None else {}),
-            },
-            now,
-        )
         if deployment is None:
-            avail = ("False", REASON_DEPLOYMENT_MISSING, MSG_MISSING % deployment_name)
+            available = ("False", REASON_DEPLOYMENT_MISSING, MSG_MISSING % deployment_name)
         else:
             replicas = int((deployment.get("status") or {}).get("availableReplicas") or 0)
             if replicas >= 1:
-                avail = (
+                available = (
                     "True",
                     REASON_MINIMUM_REPLICAS_AVAILABLE,
                     MSG_AVAILABLE % (deployment_name, replicas),
                 )
             else:
-                avail = ("False", REASON_DEPLOYMENT_UNAVAILABLE, MSG_UNAVAILABLE % deployment_name)
-        conditions = set_condition(
-            conditions,
-            {
-                "type": CONDITION_AVAILABLE,
-                "status": avail[0],
-                "reason": avail[1],
-                "message": avail[2],
-                **({"observedGeneration": generation} if generation is not None else {}),
-            },
-            now,
-        )
+                available = (
+                    "False",
+                    REASON_DEPLOYMENT_UNAVAILABLE,
+                    MSG_UNAVAILABLE % deployment_name,
+                )
+        conditions = status.get("conditions") or []
+        for type_, (cond_status, reason, message) in (
+            (CONDITION_RECONCILED, reconciled),
+            (CONDITION_AVAILABLE, available),
+        ):
+            cond: Obj = {"type": type_, "status": cond_status, "reason": reason, "message": message}
+            if generation is not None:
+                cond["observedGeneration"] = generation
+            conditions = set_condition(conditions, cond, now)
         status["conditions"] = conditions
         return status
 
