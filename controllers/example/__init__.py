@@ -50,11 +50,6 @@ def desired_mirror(src: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _with_kind(cm: dict[str, Any]) -> dict[str, Any]:
-    """Objects in list responses may lack kind/apiVersion; events need them."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", **cm}
-
-
 def _owned_by(cm: dict[str, Any], src: dict[str, Any]) -> bool:
     refs = cm["metadata"].get("ownerReferences") or []
     return any(r.get("controller") and r.get("uid") == src["metadata"]["uid"] for r in refs)
@@ -99,7 +94,7 @@ class MirrorController:
         if current is not None and not _owned_by(current, src):
             if is_source(src) and self.recorder is not None:
                 msg = f"ConfigMap {mirror_name} exists and is not owned by {name}"
-                self.recorder.event(_with_kind(src), "Warning", REASON_CONFLICT, msg)
+                self.recorder.event(src, "Warning", REASON_CONFLICT, msg)
             return
         if not is_source(src):
             if current is not None:
@@ -114,4 +109,4 @@ class MirrorController:
             return
         if self.recorder is not None:
             msg = f"Mirrored to {mirror_name}"
-            self.recorder.event(_with_kind(src), "Normal", REASON_SYNCED, msg)
+            self.recorder.event(src, "Normal", REASON_SYNCED, msg)
