@@ -1,8 +1,7 @@
 """Label and field selectors for list and watch requests.
 
 Label selectors use the full Kubernetes syntax via
-``pycontroller.labels.parse_selector`` (a small private parser stands in when
-that module is unavailable). Field selectors support ``=``, ``==`` and ``!=``
+``pycontroller.labels.parse_selector``. Field selectors support ``=``, ``==`` and ``!=``
 on ``metadata.name`` and ``metadata.namespace`` for every kind, plus a few
 per-kind fields kube-apiserver also indexes (pods' ``spec.nodeName``,
 ``status.phase``...). Anything else answers 400 BadRequest as kube does
@@ -12,10 +11,11 @@ per-kind fields kube-apiserver also indexes (pods' ``spec.nodeName``,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pycontroller.labels import parse_selector
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
 __all__ = ["FieldSelector", "LabelMatcher", "Selector", "parse_field_selector", "parse_label"]
@@ -147,77 +147,12 @@ def parse_field_selector(text: str | None, kind: str) -> FieldSelector:
 # --- label selectors -------------------------------------------------------------
 
 
-class _FallbackReq:
-    def __init__(self, key: str, op: str, values: tuple[str, ...]) -> None:
-        self.key, self.op, self.values = key, op, values
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        has = self.key in labels
-        val = labels.get(self.key)
-        if self.op in ("=", "==", "in"):
-            return has and val in self.values
-        if self.op in ("!=", "notin"):
-            return not has or val not in self.values
-        if self.op == "exists":
-            return has
-        if self.op == "!":
-            return not has
-        try:
-            n = int(val or "")
-        except ValueError:
-            return False
-        limit = int(self.values[0])
-        return n > limit if self.op == "gt" else n < limit
-
-
-class _FallbackSelector:
-    """A minimal parser used only when ``pycontroller.labels`` is missing."""
-
-    _TERM = re.compile(
-        r"\s*(?:(!)\s*([\w./-]+)|([\w./-]+)\s*(?:(==|=|!=)\s*([\w.-]*)|"
-        r"\s(in|notin)\s*\(([^)]*)\)|\s*(>|<)\s*(-?\d+))?)\s*(?:,|$)"
-    )
-
-    def __init__(self, text: str) -> None:
-        self._reqs: list[_FallbackReq] = []
-        pos = 0
-        text = text.strip()
-        while pos < len(text):
-            m = self._TERM.match(text, pos)
-            if not m or m.end() == pos:
-                raise ValueError(f"unable to parse requirement: {text[pos:]!r}")
-            pos = m.end()
-            if m.group(1):
-                self._reqs.append(_FallbackReq(m.group(2), "!", ()))
-            elif m.group(4):
-                self._reqs.append(_FallbackReq(m.group(3), m.group(4), (m.group(5),)))
-            elif m.group(6):
-                vals = tuple(v.strip() for v in m.group(7).split(",") if v.strip() != "")
-                self._reqs.append(_FallbackReq(m.group(3), m.group(6), vals))
-            elif m.group(8):
-                op = "gt" if m.group(8) == ">" else "lt"
-                self._reqs.append(_FallbackReq(m.group(3), op, (m.group(9),)))
-            else:
-                self._reqs.append(_FallbackReq(m.group(3), "exists", ()))
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(r.matches(labels) for r in self._reqs)
-
-
-def _parser() -> Callable[[str], LabelMatcher]:
-    try:
-        from pycontroller.labels import parse_selector
-    except ImportError:  # pragma: no cover - the labels module ships with the library
-        return _FallbackSelector
-    return parse_selector
-
-
 def parse_label(text: str | None) -> LabelMatcher | None:
     """Parse a label selector (None when empty); raise 400 on a syntax error."""
     if not text or not text.strip():
         return None
     try:
-        return _parser()(text)
+        return parse_selector(text)
     except StatusError:
         raise
     except Exception as err:  # any parse failure is the client's fault
