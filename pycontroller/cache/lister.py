@@ -13,7 +13,6 @@ error the API server gives, so callers handle "gone" one way.
 from __future__ import annotations
 
 import builtins
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,8 +21,6 @@ from pycontroller.labels import Selector, parse_selector
 
 from .index import NAMESPACE_INDEX, Indexer
 from .store import deep_copy
-
-logger = logging.getLogger(__name__)
 
 LabelSelectorArg = str | Mapping[str, Any] | Selector | None
 """A label selector in any form :func:`pycontroller.labels.parse_selector` accepts."""
@@ -83,11 +80,7 @@ class Lister:
 
         Raises ``NotFoundError`` if it is not in the cache. Shared: do not mutate.
         """
-        key = f"{namespace}/{name}" if namespace else name
-        obj = self._indexer.get_by_key(key)
-        if obj is None:
-            raise _not_found(self._resource, name, key)
-        return obj
+        return _get(self._indexer, self._resource, namespace, name)
 
     def get_copy(self, name: str, namespace: str | None = None) -> Any:
         """Like :meth:`get`, but a private deep copy that may be mutated."""
@@ -122,15 +115,19 @@ class NamespaceLister:
 
     def get(self, name: str) -> Any:
         """The cached object ``namespace/name``; ``NotFoundError`` if absent."""
-        key = f"{self._namespace}/{name}" if self._namespace else name
-        obj = self._indexer.get_by_key(key)
-        if obj is None:
-            raise _not_found(self._resource, name, key)
-        return obj
+        return _get(self._indexer, self._resource, self._namespace, name)
 
     def get_copy(self, name: str) -> Any:
         """Like :meth:`get`, but a private deep copy that may be mutated."""
         return deep_copy(self.get(name))
+
+
+def _get(indexer: Indexer, resource: str, namespace: str | None, name: str) -> Any:
+    key = f"{namespace}/{name}" if namespace else name
+    obj = indexer.get_by_key(key)
+    if obj is None:
+        raise _not_found(resource, name, key)
+    return obj
 
 
 def _not_found(resource: str, name: str, key: str) -> NotFoundError:
