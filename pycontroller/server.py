@@ -146,9 +146,10 @@ class MetricsHealthServer:
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host == "0.0.0.0" else self.host
-        host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
+        """``http://`` + ``address``; a server on all interfaces is reached on loopback."""
+        if self.host == "0.0.0.0":
+            return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.address}"
 
     def shutdown(self) -> None:
         with self._lock:
