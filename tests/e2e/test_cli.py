@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -135,13 +135,9 @@ def converged(balancers: ResourceClient, name: str, namespace: str = "default") 
 
 
 @pytest.fixture
-def server() -> Iterator[APIServer]:
-    srv = APIServer(crds=[str(CRD)])
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def server(apiserver_factory: Callable[..., APIServer]) -> APIServer:
+    """A started API server with the Balancer CRD (stopped by the shared plugin)."""
+    return apiserver_factory(crds=[str(CRD)])
 
 
 def test_cli_converges_serves_metrics_and_stops_on_sigterm(

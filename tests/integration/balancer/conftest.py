@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,7 +42,6 @@ def wait_for(
 def sample_balancer(name: str = "balancer-sample", namespace: str = "default") -> dict[str, Any]:
     with SAMPLE.open() as f:
         obj: dict[str, Any] = yaml.safe_load(f)
-    obj = copy.deepcopy(obj)
     obj["metadata"] = {"name": name, "namespace": namespace}
     return obj
 
@@ -117,13 +115,9 @@ class Cluster:
 
 
 @pytest.fixture
-def server() -> Iterator[APIServer]:
-    srv = APIServer(crds=[str(CRD)])
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def server(apiserver_factory: Callable[..., APIServer]) -> APIServer:
+    """A started API server with the Balancer CRD (stopped by the shared plugin)."""
+    return apiserver_factory(crds=[str(CRD)])
 
 
 @pytest.fixture
