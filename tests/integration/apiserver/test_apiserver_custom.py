@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 BALANCERS = "/apis/exposer.hliangzhao.io/v1alpha1/namespaces/default/balancers"
@@ -145,11 +144,7 @@ def test_crd_deletion_removes_objects_and_types(server: APIServer) -> None:
     request(server, "POST", BALANCERS, balancer())
     code, _, _ = request(server, "DELETE", f"{CRDS}/balancers.exposer.hliangzhao.io")
     assert code == 200
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if request(server, "GET", BALANCERS)[0] == 404:
-            break
-        time.sleep(0.02)
+    wait_for(lambda: request(server, "GET", BALANCERS)[0] == 404, 5, what="CRD's collection gone")
     assert request(server, "GET", BALANCERS)[0] == 404
     # Re-creating the CRD serves an empty collection.
     server.install_crd(ROOT / "crds" / "balancer.yaml")

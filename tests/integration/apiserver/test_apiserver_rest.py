@@ -15,7 +15,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from pycontroller.testing import APIServer, RequestRecord
+from pycontroller.testing import APIServer, RequestRecord, wait_for
 
 
 class Raw:
@@ -253,11 +253,7 @@ def test_namespace_deletion_removes_contents(raw: Raw) -> None:
     assert ns["metadata"]["deletionTimestamp"]
     code, _, st = raw("POST", "/api/v1/namespaces/gone/configmaps", cm("b"))
     assert code == 403
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if raw("GET", "/api/v1/namespaces/gone")[0] == 404:
-            break
-        time.sleep(0.02)
+    wait_for(lambda: raw("GET", "/api/v1/namespaces/gone")[0] == 404, 5, what="namespace gone")
     assert raw("GET", "/api/v1/namespaces/gone")[0] == 404
     assert raw("GET", "/api/v1/namespaces/gone/configmaps/a")[0] == 404
 
