@@ -25,14 +25,19 @@ _TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 _PAIR_RE = re.compile(r"(?:^|\s)([a-zA-Z_][\w.-]*)=(\S*)")
 
 
+def _utc_time(record: logging.LogRecord) -> str:
+    """``record``'s creation time as RFC 3339 UTC with milliseconds."""
+    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+    return f"{base}.{int(record.msecs):03d}Z"
+
+
 class JSONFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, key=value fields, exc."""
 
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
         out: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": _utc_time(record),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": message,
@@ -46,8 +51,7 @@ class JSONFormatter(logging.Formatter):
 
 class _UTCFormatter(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        return f"{base}.{int(record.msecs):03d}Z"
+        return _utc_time(record)
 
 
 def configure(level: str = "INFO", fmt: str = "text", stream: TextIO | None = None) -> None:
