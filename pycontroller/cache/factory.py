@@ -14,7 +14,6 @@ threads.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SharedInformerFactory"]
 
-logger = logging.getLogger(__name__)
 
 _STOP_POLL = 0.1
 

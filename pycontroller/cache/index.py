@@ -24,14 +24,11 @@ call back into the indexer. Key functions run before the lock is taken.
 from __future__ import annotations
 
 import builtins
-import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .store import KeyFunc, _meta, meta_namespace_key_func
-
-logger = logging.getLogger(__name__)
 
 IndexFunc = Callable[[Any], list[str]]
 """Maps an object to the index values it is filed under."""

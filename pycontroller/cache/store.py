@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import builtins
 import copy
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
-
-logger = logging.getLogger(__name__)
 
 KeyFunc = Callable[[Any], str]
 """Computes the cache key of an object."""

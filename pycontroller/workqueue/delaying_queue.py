@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import threading
 import weakref
 from typing import Any
@@ -31,8 +30,6 @@ from pycontroller.workqueue.metrics import (
     MetricsProvider,
 )
 from pycontroller.workqueue.queue import Queue
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["DelayingQueue"]
 

@@ -30,7 +30,6 @@ queues that already exist keep the provider they were built with.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -41,7 +40,6 @@ from pycontroller._metrics import register
 if TYPE_CHECKING:
     from pycontroller.clock import Clock
 
-logger = logging.getLogger(__name__)
 
 __all__ = [
     "CounterMetric",

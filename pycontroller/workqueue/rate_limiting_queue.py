@@ -8,15 +8,12 @@ does not remove the key from the queue.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from pycontroller.clock import Clock
 from pycontroller.workqueue.delaying_queue import DelayingQueue
 from pycontroller.workqueue.metrics import DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider
 from pycontroller.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["RateLimitingQueue"]
 
