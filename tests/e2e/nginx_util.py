@@ -24,8 +24,12 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from controllers.balancer import names
 
 _MODULE_DIRS = ("/usr/lib/nginx/modules", "/usr/lib64/nginx/modules", "/usr/share/nginx/modules")
 _MODULES_ENABLED = Path("/etc/nginx/modules-enabled")
@@ -109,6 +113,18 @@ def with_private_hosts(hosts_file: Path, argv: list[str]) -> list[str]:
         unshare.append("--map-root-user")
     script = 'mount --bind "$0" /etc/hosts && exec "$@"'
     return [*unshare, "sh", "-c", script, str(hosts_file), *argv]
+
+
+def backend_hosts(
+    balancer: dict[str, Any], address: Callable[[int], str] = lambda i: "127.0.0.1"
+) -> dict[str, str]:
+    """Each backend Service name of ``balancer`` (the upstream host names in
+    its nginx.conf) mapped to ``address(i)`` for the ``i``-th backend."""
+    name = balancer["metadata"]["name"]
+    return {
+        names.backend_service_name(name, b["name"]): address(i)
+        for i, b in enumerate(balancer["spec"]["backends"])
+    }
 
 
 def hosts_text(entries: dict[str, str]) -> str:

@@ -257,14 +257,7 @@ def _serve(topology: Topology, balancer: dict[str, Any], tmp_path: Path) -> Serv
     assert text == render(balancer)
     backends = balancer["spec"]["backends"]
     assert len(backends) == len(topology.backend_ns)
-    topology.build(
-        {
-            names.backend_service_name(balancer["metadata"]["name"], b["name"]): (
-                topology.backend_address(i)
-            )
-            for i, b in enumerate(backends)
-        }
-    )
+    topology.build(nginx_util.backend_hosts(balancer, topology.backend_address))
     for port in {p["port"] for p in balancer["spec"]["ports"]}:
         for i, backend in enumerate(backends):
             argv = [sys.executable, "-c", BACKEND_SERVER, backend["name"], str(port)]

@@ -22,7 +22,6 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 import nginx_util
 
-from controllers.balancer import names
 from controllers.balancer.nginx import render
 from controllers.balancer.validation import validate
 
@@ -33,14 +32,6 @@ pytestmark = pytest.mark.skipif(
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "unit" / "balancer" / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "balancer.yaml").is_file())
-
-
-def _backend_hosts(balancer: dict[str, Any]) -> dict[str, str]:
-    name = balancer["metadata"]["name"]
-    return {
-        names.backend_service_name(name, b["name"]): "127.0.0.1"
-        for b in balancer["spec"]["backends"]
-    }
 
 
 def nginx_t(text: str, hosts: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -62,14 +53,14 @@ def test_nginx_accepts_golden_config(case: str, tmp_path: Path) -> None:
     balancer = yaml.safe_load((GOLDEN / case / "balancer.yaml").read_text())
     text = render(balancer)
     assert text == (GOLDEN / case / "nginx.conf").read_text()
-    result = nginx_t(text, _backend_hosts(balancer), tmp_path)
+    result = nginx_t(text, nginx_util.backend_hosts(balancer), tmp_path)
     assert result.returncode == 0, result.stderr
     assert "test is successful" in result.stderr
 
 
 def test_nginx_accepts_the_repository_sample(tmp_path: Path) -> None:
     balancer = yaml.safe_load((REPO / "crds" / "samples" / "balancer.yaml").read_text())
-    result = nginx_t(render(balancer), _backend_hosts(balancer), tmp_path)
+    result = nginx_t(render(balancer), nginx_util.backend_hosts(balancer), tmp_path)
     assert result.returncode == 0, result.stderr
 
 
@@ -77,7 +68,7 @@ def test_the_check_is_real_unresolvable_backends_fail(tmp_path: Path) -> None:
     # Without the hosts mapping nginx refuses the config: the passing checks
     # above depend on the backend names, not on a permissive setup.
     balancer = yaml.safe_load((GOLDEN / "sample" / "balancer.yaml").read_text())
-    hosts = _backend_hosts(balancer)
+    hosts = nginx_util.backend_hosts(balancer)
     hosts.pop("balancer-sample-v2-backend")
     result = nginx_t(render(balancer), hosts, tmp_path)
     assert result.returncode != 0
@@ -114,7 +105,7 @@ def test_what_nginx_rejects_validate_rejects(
     )
     # render() does not look for duplicates (they cannot inject anything);
     # nginx refuses the result ...
-    result = nginx_t(render(balancer), _backend_hosts(balancer), tmp_path)
+    result = nginx_t(render(balancer), nginx_util.backend_hosts(balancer), tmp_path)
     assert result.returncode != 0
     assert nginx_error in result.stderr
     # ... and validate(), which the reconciler runs first, reports the field.
