@@ -55,7 +55,6 @@ __all__ = [
 # --------------------------------------------------------------- validation
 
 _NAME_MAX = 63
-_PREFIX_MAX = 253
 _NAME_FMT = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _NAME_RE = re.compile(_NAME_FMT)
 _DNS1123_LABEL_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -120,8 +119,10 @@ def is_qualified_name(value: str) -> list[str]:
         if not prefix:
             errors.append("prefix part must be non-empty")
         else:
-            if len(prefix) > _PREFIX_MAX:
-                errors.append(f"prefix part must be no more than {_PREFIX_MAX} characters")
+            if len(prefix) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+                errors.append(
+                    f"prefix part must be no more than {DNS1123_SUBDOMAIN_MAX_LENGTH} characters"
+                )
             if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
                 errors.append(
                     "prefix part must be a lowercase RFC 1123 subdomain: lower case "
