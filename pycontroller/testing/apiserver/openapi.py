@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import logging
 import re
 import threading
 from typing import Any
 
+from pycontroller import _json
 from pycontroller.testing.apiserver.discovery import (
     RegistryView,
     not_found_status,
@@ -80,10 +80,6 @@ _BUILTIN_PACKAGES = {
     "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
     "rbac.authorization.k8s.io": "io.k8s.api.rbac",
 }
-
-
-def _dump(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def gv_path(group: str, version: str) -> str:
@@ -394,11 +390,11 @@ class _Documents:
             by_gv.setdefault(gv_path(rt.group, rt.version), []).append(rt)
         self.docs: dict[str, tuple[bytes, str]] = {}
         for p, group_types in by_gv.items():
-            body = _dump(_gv_document(group_types))
+            body = _json.dumps(_gv_document(group_types))
             self.docs[p] = (body, hashlib.sha512(body).hexdigest().upper())
 
     def index(self) -> bytes:
-        return _dump(
+        return _json.dumps(
             {
                 "paths": {
                     p: {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"}
