@@ -24,7 +24,6 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -38,6 +37,7 @@ import pytest
 import yaml
 
 from controllers.balancer import names, reconcile
+from pycontroller.testing import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "crds" / "balancer.yaml"
@@ -418,17 +418,17 @@ def _driver(server: Any) -> Callable[..., dict[str, Any]]:
 
 
 def _until(probe: Callable[[], Any], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
+    """``wait_for`` where a 404 from ``probe`` means "not yet"."""
+
+    def attempt() -> Any:
         try:
-            if probe():
-                return
+            return probe()
         except urllib.error.HTTPError as err:
             if err.code != 404:
                 raise
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+            return None
+
+    wait_for(attempt, timeout, interval=0.05, what=what)
 
 
 def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:
