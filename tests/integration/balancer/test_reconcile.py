@@ -378,12 +378,9 @@ def test_invalid_spec_sets_condition_and_warns_without_children(
     assert b["status"]["activeBackendsNum"] == 3
 
 
-def test_spec_turning_invalid_leaves_running_children_alone(
-    cluster: Cluster, controller: BalancerController
-) -> None:
-    cluster.create_balancer(sample_balancer())
-    wait_for(lambda: cluster.converged("balancer-sample"), what="convergence")
-    before = {
+def _child_versions(cluster: Cluster) -> dict[tuple[str, str], str]:
+    """(kind, name) -> resourceVersion of every Service, ConfigMap and Deployment in default."""
+    return {
         (kind, o["metadata"]["name"]): o["metadata"]["resourceVersion"]
         for kind, client in (
             ("svc", cluster.services),
@@ -392,6 +389,14 @@ def test_spec_turning_invalid_leaves_running_children_alone(
         )
         for o in client.list(namespace="default")["items"]
     }
+
+
+def test_spec_turning_invalid_leaves_running_children_alone(
+    cluster: Cluster, controller: BalancerController
+) -> None:
+    cluster.create_balancer(sample_balancer())
+    wait_for(lambda: cluster.converged("balancer-sample"), what="convergence")
+    before = _child_versions(cluster)
     cluster.modify_balancer(
         "balancer-sample",
         "default",
@@ -403,15 +408,7 @@ def test_spec_turning_invalid_leaves_running_children_alone(
         what="InvalidSpec",
     )
     time.sleep(0.5)
-    after = {
-        (kind, o["metadata"]["name"]): o["metadata"]["resourceVersion"]
-        for kind, client in (
-            ("svc", cluster.services),
-            ("cm", cluster.configmaps),
-            ("deploy", cluster.deployments),
-        )
-        for o in client.list(namespace="default")["items"]
-    }
+    after = _child_versions(cluster)
     assert after == before
     status = cluster.balancer("balancer-sample")["status"]
     assert (status["activeBackendsNum"], status["obsoleteBackendsNum"]) == (3, 0)
