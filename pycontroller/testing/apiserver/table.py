@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pycontroller._time import format_rfc3339
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import go_value
 
@@ -381,7 +382,7 @@ def _created_at(obj: dict[str, Any], now: _Now) -> Any:
     """The default table convertor's "Created At": the RFC 3339 timestamp."""
     ts = (obj.get("metadata") or {}).get("creationTimestamp")
     t = _parse_time(ts) if isinstance(ts, str) else None
-    return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else None
+    return format_rfc3339(t.timestamp()) if t else None
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
