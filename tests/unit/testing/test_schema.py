@@ -112,6 +112,18 @@ RT = ResourceType(
 )
 
 
+def thing_type(schema: dict[str, Any]) -> ResourceType:
+    """The custom type ``things.example.com`` (example.com/v1 Thing) with ``schema``."""
+    return ResourceType(
+        group="example.com",
+        version="v1",
+        kind="Thing",
+        plural="things",
+        schema=schema,
+        crd_name="things.example.com",
+    )
+
+
 def obj(**spec: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"ports": [{"port": 80}]}
     base.update(spec)
@@ -393,14 +405,7 @@ def test_builtin_without_schema_untouched() -> None:
 
 
 def test_object_without_properties_prunes_everything() -> None:
-    rt = ResourceType(
-        group="example.com",
-        version="v1",
-        kind="Thing",
-        plural="things",
-        schema={"type": "object", "properties": {"spec": {"type": "object"}}},
-        crd_name="things.example.com",
-    )
+    rt = thing_type({"type": "object", "properties": {"spec": {"type": "object"}}})
     o = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {}, "spec": {"a": 1}}
     assert unknown_fields(rt, o) == [".spec.a"]
     validate_custom_object(rt, o)
@@ -420,16 +425,11 @@ def test_helpers() -> None:
 
 
 def test_root_metadata_never_pruned_by_schema_but_coerced_to_object_meta() -> None:
-    rt = ResourceType(
-        group="example.com",
-        version="v1",
-        kind="Thing",
-        plural="things",
-        schema={
+    rt = thing_type(
+        {
             "type": "object",
             "properties": {"metadata": {"type": "object"}, "spec": {"type": "object"}},
-        },
-        crd_name="things.example.com",
+        }
     )
     o = {
         "apiVersion": "example.com/v1",
@@ -442,20 +442,13 @@ def test_root_metadata_never_pruned_by_schema_but_coerced_to_object_meta() -> No
 
 
 def test_unsupported_pattern_is_not_enforced() -> None:
-    rt = ResourceType(
-        group="example.com",
-        version="v1",
-        kind="Thing",
-        plural="things",
-        schema={
-            "type": "object",
-            "properties": {"spec": {"type": "object", "properties": {
-                "a": {"type": "string", "pattern": "^\\pL+$"},
-                "b": {"type": "string", "pattern": "^[a-z]+$"},
-            }}},
-        },
-        crd_name="things.example.com",
-    )  # fmt: skip
+    rt = thing_type({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "a": {"type": "string", "pattern": "^\\pL+$"},
+            "b": {"type": "string", "pattern": "^[a-z]+$"},
+        }}},
+    })  # fmt: skip
     o = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {},
          "spec": {"a": "x1", "b": "B"}}  # fmt: skip
     assert [c["field"] for c in validate_custom_object(rt, o)] == ["spec.b"]
@@ -486,12 +479,8 @@ KUBEBUILDER_CONDITION = {
 
 
 def test_kubebuilder_style_conditions() -> None:
-    rt = ResourceType(
-        group="example.com",
-        version="v1",
-        kind="Thing",
-        plural="things",
-        schema={
+    rt = thing_type(
+        {
             "type": "object",
             "properties": {
                 "metadata": {"type": "object"},
@@ -507,8 +496,7 @@ def test_kubebuilder_style_conditions() -> None:
                     },
                 },
             },
-        },
-        crd_name="things.example.com",
+        }
     )
     good = {
         "type": "Ready",
