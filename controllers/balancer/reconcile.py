@@ -248,14 +248,13 @@ class Reconciler:
             self._report_failure(balancer, REASON_RECONCILE_FAILED, str(err), event=False)
             raise
 
-        backends = [c for c in desired if self._is_backend(balancer, c)]
         deployment = next((c for c in live if c.get("kind") == "Deployment"), None)
 
         def compute(current: Obj) -> Obj:
             return self._status(
                 current,
                 generation=balancer["metadata"].get("generation"),
-                active=len(backends),
+                active=len(balancer["spec"]["backends"]),  # one Service each
                 obsolete=obsolete_left,
                 reconciled=(
                     "True",
@@ -271,11 +270,6 @@ class Reconciler:
         return None
 
     # -- children ----------------------------------------------------------
-
-    def _is_backend(self, balancer: Obj, child: Obj) -> bool:
-        return child.get("kind") == "Service" and _name(child) != names.frontend_service_name(
-            _name(balancer)
-        )
 
     def _cached(self, kind: str, namespace: str, name: str) -> Obj | None:
         try:
