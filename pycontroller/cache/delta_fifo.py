@@ -21,6 +21,12 @@ not call back into this queue. ``pop_batch`` does the same for up to
 ``max_items`` keys per lock acquisition (the informer uses it: one wake-up and
 one lock round-trip per batch instead of per key). Objects inside the deltas
 are shared: never mutate them.
+
+With :meth:`DeltaFIFO.set_producer_drain`, a producer whose call leaves a
+backlog of queued keys pops and processes them itself (still under the lock,
+in queue order, exactly as ``pop_batch`` would): the informer uses it so that
+watch events reach its cache in small batches on the reflector's thread,
+while its own thread handles what is left when the producer goes quiet.
 """
 
 from __future__ import annotations
@@ -186,9 +192,43 @@ class DeltaFIFO:
         self._populated = False
         self._initial_population_count = 0
         self._closed = False
-        # Number of pop/pop_batch calls blocked in wait(); producers skip the
-        # (comparatively costly) notify_all while the consumer is busy.
+        # Number of pop/pop_batch calls blocked in wait() and not yet woken;
+        # producers skip the (comparatively costly) notify_all while the
+        # consumer is busy or already woken. ``_wakeups`` counts notify_alls,
+        # so a waiter can tell whether it was woken (and uncounted) or timed out.
         self._waiting = 0
+        self._wakeups = 0
+        # set_producer_drain: the process function and the backlog that triggers it.
+        self._drain: PopBatchProcessFunc | None = None
+        self._drain_backlog = 0
+        self._drain_batch = 0
+
+    def set_producer_drain(
+        self, process: PopBatchProcessFunc, backlog: int = 64, max_items: int = 512
+    ) -> None:
+        """Let producers process the queue themselves once ``backlog`` keys are queued.
+
+        After an ``add``/``update``/``delete``/``replace``/``resync`` that leaves
+        at least ``backlog`` keys queued, the producing thread pops them (up
+        to ``max_items`` per call of ``process``) and calls ``process`` under
+        the queue's lock, exactly as :meth:`pop_batch` would; fewer than
+        ``backlog`` keys are left for the consumer's ``pop``/``pop_batch``.
+        Order and ``is_in_initial_list`` are as with the consumer alone. An
+        exception from ``process`` is logged and that batch dropped (the
+        producer's call itself succeeds: its change was queued).
+
+        Why: on CPython a consumer thread gets the interpreter only every few
+        milliseconds while a producer is busy, so thousands of changes (and
+        their deltas) pile up in between; draining small batches where they
+        are produced keeps the backlog, the memory it holds and the garbage
+        collector's work on it small.
+        """
+        if backlog < 1 or max_items < 1:
+            raise ValueError("backlog and max_items must be at least 1")
+        with self._lock:
+            self._drain = process
+            self._drain_backlog = backlog
+            self._drain_batch = max_items
 
     # ------------------------------------------------------------------ keys
 
@@ -221,6 +261,8 @@ class DeltaFIFO:
             self._populated = True
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
             self._queue_action_locked(_ADDED, obj, key=key)
+            if self._drain is not None:
+                self._drain_locked()
 
     def update(self, obj: Any) -> None:
         """Queue an ``Updated`` delta (the watch's hot path: one per MODIFIED event)."""
@@ -229,6 +271,8 @@ class DeltaFIFO:
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
             if key is None or self._transformer is not None:
                 self._queue_action_locked(_UPDATED, obj, key=key)
+                if self._drain is not None:
+                    self._drain_locked()
                 return
             # _queue_action_locked inlined for a plain dict (no transform, not a
             # deletion, so nothing to dedup): one call less per watch event.
@@ -240,7 +284,9 @@ class DeltaFIFO:
             else:
                 deltas.append(delta)
             if self._waiting:
-                self._cond.notify_all()
+                self._wake_locked()
+            if self._drain is not None and len(self._queue) >= self._drain_backlog:
+                self._drain_locked()
 
     def delete(self, obj: Any) -> None:
         """Queue a ``Deleted`` delta, unless the key is neither queued nor known.
@@ -264,6 +310,8 @@ class DeltaFIFO:
                 if not lookup_failed and not known and key not in self._items:
                     return
             self._queue_action_locked(DeltaType.DELETED, obj, key=key)
+            if self._drain is not None:
+                self._drain_locked()
 
     def add_if_not_present(self, deltas: Deltas) -> None:
         """Put popped ``deltas`` back at the end of the queue unless their key is queued.
@@ -351,6 +399,8 @@ class DeltaFIFO:
             if not self._populated:
                 self._populated = True
                 self._initial_population_count = listed_count + queued_deletions
+            if self._drain is not None:
+                self._drain_locked()
 
     def resync(self) -> None:
         """Queue ``Sync`` for every known object whose key has no pending deltas.
@@ -374,6 +424,8 @@ class DeltaFIFO:
                 if self._items.get(obj_key):
                     continue
                 self._queue_action_locked(DeltaType.SYNC, obj, key=obj_key, transform=False)
+            if self._drain is not None:
+                self._drain_locked()
 
     # -------------------------------------------------------------- consumer
 
@@ -426,29 +478,7 @@ class DeltaFIFO:
             raise ValueError("max_items must be at least 1")
         with self._cond:
             self._wait_for_items_locked(timeout)
-            queue = self._queue
-            n = min(max_items, len(queue))
-            if n == len(queue):
-                keys = builtins.list(queue)
-                queue.clear()
-            else:
-                popleft = queue.popleft
-                keys = [popleft() for _ in range(n)]
-            # is_in_initial_list is "not has_synced()" before each key's decrement
-            # of the initial count: true for the first ``initial`` keys only.
-            count = self._initial_population_count
-            initial = n if not self._populated else min(n, count)
-            self._initial_population_count = count - min(n, count)
-            # Built with C-level map/zip: no per-key bytecode on this hot path.
-            batch = builtins.list(
-                zip(
-                    keys,
-                    map(self._items.pop, keys),
-                    chain(repeat(True, initial), repeat(False, n - initial)),
-                    strict=True,
-                )
-            )
-            process(batch)
+            n = self._pop_batch_locked(process, max_items)
             return n
 
     # ----------------------------------------------------------- inspection
@@ -521,15 +551,61 @@ class DeltaFIFO:
                 if remaining <= 0:
                     raise TimeoutError("DeltaFIFO.pop timed out")
             self._waiting += 1
+            wakeups = self._wakeups
             try:
                 self._cond.wait(remaining)
             finally:
-                self._waiting -= 1
+                if self._wakeups == wakeups:  # not woken by _wake_locked: still counted
+                    self._waiting -= 1
+
+    def _pop_batch_locked(self, process: PopBatchProcessFunc, max_items: int) -> int:
+        """``pop_batch``'s work once something is queued (lock held)."""
+        queue = self._queue
+        n = min(max_items, len(queue))
+        if n == len(queue):
+            keys = builtins.list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            keys = [popleft() for _ in range(n)]
+        # is_in_initial_list is "not has_synced()" before each key's decrement
+        # of the initial count: true for the first ``initial`` keys only.
+        count = self._initial_population_count
+        initial = n if not self._populated else min(n, count)
+        self._initial_population_count = count - min(n, count)
+        # Built with C-level map/zip: no per-key bytecode on this hot path.
+        batch = builtins.list(
+            zip(
+                keys,
+                map(self._items.pop, keys),
+                chain(repeat(True, initial), repeat(False, n - initial)),
+                strict=True,
+            )
+        )
+        process(batch)
+        return n
+
+    def _drain_locked(self) -> None:
+        """The producer's share of the work (see :meth:`set_producer_drain`)."""
+        process = self._drain
+        if process is None:
+            return
+        while len(self._queue) >= self._drain_backlog:
+            try:
+                self._pop_batch_locked(process, self._drain_batch)
+            except Exception:  # as the consumer's loop does: log, drop the batch
+                logger.exception("DeltaFIFO: processing deltas in the producer failed")
 
     def _notify_locked(self) -> None:
         """Wake blocked consumers, if any (a consumer only waits on an empty queue)."""
         if self._waiting:
-            self._cond.notify_all()
+            self._wake_locked()
+
+    def _wake_locked(self) -> None:
+        """Wake every blocked consumer (``_waiting`` is non-zero)."""
+        self._waiting = 0
+        self._wakeups += 1
+        self._cond.notify_all()
 
     def _add_if_not_present_locked(self, key: str, deltas: Deltas) -> None:
         self._populated = True
@@ -564,4 +640,4 @@ class DeltaFIFO:
             if action is _DELETED:  # only two Deleted deltas ever merge
                 _dedup_deltas(deltas)
         if self._waiting:
-            self._cond.notify_all()
+            self._wake_locked()

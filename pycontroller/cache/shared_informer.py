@@ -35,6 +35,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Protocol, runtime_checkable
 
 from ..clock import REAL_CLOCK, Clock
@@ -66,6 +67,8 @@ LISTENER_STOP_GRACE = 5.0
 SYNC_POLL_PERIOD = 0.1
 # Most keys the informer pops (and applies under the FIFO lock) at once.
 POP_BATCH = 512
+# Queued keys at which the producer (the reflector) applies them itself.
+DRAIN_BACKLOG = 64
 
 
 # --------------------------------------------------------------------------- handlers
@@ -373,28 +376,23 @@ class _SharedProcessor:
             listener.stop()
         return listeners
 
-    def distribute_many(
-        self, notes: Notifications, sync_positions: Sequence[int], initial: int
-    ) -> None:
+    def distribute_many(self, notes: Notifications, initial: int) -> None:
         """Queue ``notes`` to every listener, in order (listeners share the list).
 
-        The notification starting at flat index ``i`` for ``i`` in
-        ``sync_positions`` is a resync (unchanged resourceVersion) update: it
-        only goes to listeners currently syncing. ``initial`` notifications
-        are initial adds (never resyncs).
+        An update whose resourceVersion did not change (a resync, or an
+        unchanged object seen again by a relist) only goes to listeners
+        currently syncing; it is looked for only when some listener is not
+        (the flags are read under the same lock ``should_resync`` sets them
+        with). ``initial`` notifications are initial adds (never resyncs).
         """
         with self._lock:
-            if not sync_positions:
-                for listener in self._listeners:
+            listeners = self._listeners
+            if all(listeners.values()):
+                for listener in listeners:
                     listener.add_many(notes, initial)
                 return
-            without_sync: Notifications = []
-            start = 0
-            for i in sync_positions:
-                without_sync += notes[start:i]
-                start = i + 3
-            without_sync += notes[start:]
-            for listener, syncing in self._listeners.items():
+            without_sync = _without_resyncs(notes)
+            for listener, syncing in listeners.items():
                 listener.add_many(notes if syncing else without_sync, initial)
 
     def should_resync(self) -> bool:
@@ -429,6 +427,60 @@ def _same_resource_version(old: Any, new: Any) -> bool:
         if not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
             return False
         return bool(old_meta.get("resourceVersion") == new_meta.get("resourceVersion"))
+
+
+def _without_resyncs(notes: Notifications) -> Notifications:
+    """``notes`` minus the updates whose resourceVersion did not change."""
+    kept: Notifications = []
+    flat = iter(notes)
+    for kind, a, b in zip(flat, flat, flat, strict=True):
+        if kind != _UPDATE or not _same_resource_version(a, b):
+            kept += (kind, a, b)
+    return kept
+
+
+def _upsert_batch(
+    items: dict[str, Any], batch: Sequence[tuple[str | None, Deltas, bool]]
+) -> tuple[Notifications, int] | None:
+    """``_handle_batch``'s loop for the common batch, with C-level map/zip.
+
+    Applies to a batch where every key has exactly one delta and none is a
+    deletion (the first list; a stream of watch events on distinct keys), to
+    an indexer without indices whose keys are the FIFO's: stores every object
+    in ``items`` and returns the notifications and the count of initial adds,
+    exactly as the loop would. Returns ``None`` (nothing changed) otherwise.
+    """
+    if not batch:
+        return None
+    keys, deltas_lists, flags = zip(*batch, strict=True)
+    if any(map((1).__ne__, map(len, deltas_lists))):
+        return None
+    deltas = list(map(itemgetter(0), deltas_lists))
+    if DeltaType.DELETED in map(itemgetter(0), deltas):
+        return None
+    objs = list(map(itemgetter(1), deltas))
+    olds = list(map(items.get, keys))
+    items.update(zip(keys, objs, strict=True))
+    n = len(objs)
+    adds = olds.count(None)
+    notes: Notifications
+    if adds == n:
+        notes = [_ADD, None, None] * n
+        notes[1::3] = objs
+        notes[2::3] = flags
+        return notes, flags.count(True)
+    notes = [_UPDATE, None, None] * n
+    notes[1::3] = olds
+    notes[2::3] = objs
+    if adds == 0:
+        return notes, 0
+    initial = 0
+    for i, old in enumerate(olds):  # a mix of adds and updates
+        if old is None:
+            j = 3 * i
+            notes[j : j + 3] = (_ADD, objs[i], flags[i])
+            initial += flags[i]
+    return notes, initial
 
 
 # --------------------------------------------------------------------------- informer
@@ -468,6 +520,9 @@ class SharedIndexInformer:
             emit_delta_type_replaced=True,
             transformer=transform,
         )
+        # Watch events reach the cache in batches of DRAIN_BACKLOG on the
+        # reflector's thread; this informer's thread takes the rest.
+        self._fifo.set_producer_drain(self._handle_batch, DRAIN_BACKLOG, POP_BATCH)
         self._processor = _SharedProcessor(clock)
         # Held while deltas are applied and distributed, and while a handler
         # is added after start, so a late handler's replay and the live
@@ -656,15 +711,18 @@ class SharedIndexInformer:
         upsert = indexer._upsert_locked
         delete = indexer._delete_locked
         deleted = DeltaType.DELETED
-        same_rv = _same_resource_version
         notes: Notifications = []  # flat triples, see Notifications
         note = notes.extend  # each call's 3-tuple is freed at once
-        sync_positions: list[int] = []
         initial = 0
         # One indexer lock acquisition for the whole batch (not one per delta);
         # handlers hear of the batch only after the indexer holds all of it.
         with self._block_deltas:
             with indexer._lock:
+                if trust_keys and not indexer._indexers:
+                    fast = _upsert_batch(indexer._items, batch)
+                    if fast is not None:
+                        notes, initial = fast
+                        batch = ()
                 for key, deltas, is_in_initial_list in batch:
                     if not trust_keys:
                         key = None
@@ -680,13 +738,11 @@ class SharedIndexInformer:
                                 if is_in_initial_list:
                                     initial += 1
                             else:
-                                if same_rv(old, obj):
-                                    sync_positions.append(len(notes))
                                 note((_UPDATE, old, obj))
                     except Exception:  # keep the cache loop alive; this key's rest is dropped
                         logger.exception("%s: processing deltas failed", self.name)
             if notes:
-                self._processor.distribute_many(notes, sync_positions, initial)
+                self._processor.distribute_many(notes, initial)
 
     def __repr__(self) -> str:
         return f"SharedIndexInformer({self.name!r})"

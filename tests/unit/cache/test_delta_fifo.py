@@ -924,6 +924,148 @@ def test_pop_batch_matches_pop_step_by_step(seed: int) -> None:
     assert run(batched=True) == run(batched=False)
 
 
+# ------------------------------------------------------------ producer drain
+
+
+def test_producer_drain_processes_the_backlog_in_the_producing_thread() -> None:
+    fifo = DeltaFIFO(key_func=key, known_objects=known())
+    seen: list[tuple[str, bool, str]] = []
+
+    def process(batch: list[tuple[str, Deltas, bool]]) -> None:
+        assert fifo._lock.locked()
+        seen.extend((k, flag, threading.current_thread().name) for k, _, flag in batch)
+
+    fifo.set_producer_drain(process, backlog=3, max_items=2)
+    fifo.replace([o("a"), o("b")], "0")  # 2 < 3: left for the consumer
+    assert seen == [] and fifo.list_keys() == ["a", "b"]
+    producer = threading.Thread(target=fifo.add, args=(o("c"),), name="producer")
+    producer.start()
+    producer.join(5)
+    # Three queued: drained in batches of at most 2 until fewer than 3 are left.
+    assert seen == [("a", True, "producer"), ("b", True, "producer")]
+    assert fifo.list_keys() == ["c"]
+    assert fifo.has_synced()  # the initial list ("a", "b") was processed
+    got: list[tuple[str, Deltas, bool]] = []
+    fifo.pop_batch(collect_batch(got), timeout=5)  # the consumer takes the rest
+    assert [(k, flag) for k, _, flag in got] == [("c", False)]
+
+
+def test_producer_drain_runs_after_every_kind_of_change() -> None:
+    store = known(o("k1"), o("k2"))
+    fifo = DeltaFIFO(key_func=key, known_objects=store)
+    calls: list[list[str]] = []
+    fifo.set_producer_drain(lambda batch: calls.append([k for k, _, _ in batch]), backlog=1)
+    fifo.add(o("a"))
+    fifo.update(o("a", 1))
+    fifo.delete(o("k1"))
+    fifo.replace([o("k2"), o("b")], "0")  # also a tombstone for "k1"
+    fifo.resync()  # Sync for k1 and k2 (nothing queued for them)
+    assert calls == [["a"], ["a"], ["k1"], ["k2", "b", "k1"], ["k1", "k2"]]
+    assert fifo.list_keys() == []
+
+
+def test_producer_drain_logs_a_failing_batch_and_keeps_going(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fifo = DeltaFIFO(key_func=key)
+    batches: list[list[str]] = []
+
+    def process(batch: list[tuple[str, Deltas, bool]]) -> None:
+        keys = [k for k, _, _ in batch]
+        if keys == ["boom"]:
+            raise RuntimeError("bad batch")
+        batches.append(keys)
+
+    fifo.set_producer_drain(process, backlog=1)
+    fifo.add(o("boom"))  # the producer's call succeeds; the batch is dropped, logged
+    fifo.add(o("ok"))
+    assert batches == [["ok"]]
+    assert "processing deltas in the producer failed" in caplog.text
+    with pytest.raises(ValueError):
+        fifo.set_producer_drain(process, backlog=0)
+    with pytest.raises(ValueError):
+        fifo.set_producer_drain(process, max_items=0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_producer_drain_matches_a_consumer_popping_at_the_backlog(seed: int) -> None:
+    """Random scripts: draining in the producer hands ``process`` exactly what a
+    consumer popping whenever the backlog is reached would get, flags included."""
+    rnd = random.Random(seed)
+    backlog, max_items = rnd.randrange(1, 4), rnd.randrange(1, 4)
+    script: list[tuple[str, Any]] = []
+    for _ in range(60):
+        r = rnd.random()
+        name = rnd.choice("abcdefgh")
+        if r < 0.15:
+            script.append(("replace", [o(n, rnd.randrange(9)) for n in rnd.sample("abcdefgh", 4)]))
+        elif r < 0.45:
+            script.append(("add", o(name, rnd.randrange(9))))
+        elif r < 0.7:
+            script.append(("update", o(name, rnd.randrange(9))))
+        elif r < 0.85:
+            script.append(("delete", o(name)))
+        else:
+            script.append(("resync", None))
+
+    def run(drain: bool) -> list[Any]:
+        store = known(o("a", 0), o("b", 0))
+        fifo = DeltaFIFO(key_func=key, known_objects=store)
+        trace: list[Any] = []
+
+        def process(batch: list[tuple[str, Deltas, bool]]) -> None:
+            for k, deltas, initial in batch:
+                for d in deltas:
+                    if d.type is DELETED:
+                        store.delete_by_key(k)
+                    else:
+                        store.add(d.object)
+                trace.append((k, [(d.type, d.object) for d in deltas], initial))
+
+        if drain:
+            fifo.set_producer_drain(process, backlog=backlog, max_items=max_items)
+        for action, arg in script:
+            if action == "replace":
+                fifo.replace(arg, "0")
+            elif action == "resync":
+                fifo.resync()
+            else:
+                getattr(fifo, action)(arg)
+            if not drain:
+                while len(fifo) >= backlog:
+                    fifo.pop_batch(process, max_items=max_items, timeout=5)
+            trace.append(("synced", fifo.has_synced(), fifo.list_keys()))
+        return trace
+
+    assert run(drain=True) == run(drain=False)
+
+
+def test_blocked_consumers_are_woken_once_and_never_missed() -> None:
+    """Producers notify a blocked consumer once (not per change); a consumer that
+    timed out stops being counted; no change is ever left without a wake-up."""
+    fifo = DeltaFIFO(key_func=key)
+    with pytest.raises(TimeoutError):
+        fifo.pop(noop, timeout=0.01)
+    assert fifo._waiting == 0  # the timed-out waiter uncounted itself
+    n = 3000
+    got: list[str] = []
+
+    def consume() -> None:
+        while len(got) < n:
+            fifo.pop_batch(lambda batch: got.extend(k for k, _, _ in batch), timeout=5)
+
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    rnd = random.Random(7)
+    for i in range(n):
+        fifo.add(o(f"k{i}"))
+        if rnd.random() < 0.02:
+            time.sleep(0.001)  # let the consumer block again now and then
+    consumer.join(30)
+    assert not consumer.is_alive()
+    assert got == [f"k{i}" for i in range(n)]
+
+
 # ------------------------------------------------------- default key function
 
 

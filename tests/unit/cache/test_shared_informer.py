@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -456,3 +457,73 @@ def test_late_handler_registration_syncs_after_its_replay_is_delivered(
     wait_for(reg.has_synced)
     assert len(late.snapshot()) == 2000
     assert all(e[0] == "add" and e[3] is True for e in late.snapshot())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_batch_fast_path_matches_the_per_delta_loop(seed: int) -> None:
+    """Indexers without indices take a map/zip path for one-delta batches: same cache,
+    same notifications (kinds, objects, initial flags) as the general loop."""
+    from pycontroller.cache.delta_fifo import Delta, DeltaType
+    from pycontroller.cache.shared_informer import _upsert_batch
+
+    rnd = random.Random(seed)
+    cached = {f"ns/o{i}": obj(f"o{i}", i) for i in range(0, 40, 2)}
+    names = rnd.sample(range(40), 25)
+    kind = rnd.choice([DeltaType.REPLACED, DeltaType.UPDATED, DeltaType.SYNC, DeltaType.ADDED])
+    batch = [(f"ns/o{i}", [Delta(kind, obj(f"o{i}", 100 + i))], rnd.random() < 0.5) for i in names]
+    if seed % 3 == 0:  # only keys not cached yet: all adds
+        batch = [b for b in batch if b[0] not in cached]
+    if seed % 3 == 1:  # only cached keys: all updates
+        batch = [b for b in batch if b[0] in cached]
+
+    expected_items = dict(cached)
+    expected_notes: list[Any] = []
+    expected_initial = 0
+    for k, deltas, initial in batch:
+        old = expected_items.get(k)
+        expected_items[k] = deltas[0].object
+        if old is None:
+            expected_notes += [0, deltas[0].object, initial]
+            expected_initial += initial
+        else:
+            expected_notes += [1, old, deltas[0].object]
+
+    items = dict(cached)
+    result = _upsert_batch(items, batch)
+    assert result is not None
+    notes, initial = result
+    assert items == expected_items
+    assert [n if isinstance(n, int) else id(n) for n in notes] == [
+        n if isinstance(n, int) else id(n) for n in expected_notes
+    ]
+    assert initial == expected_initial
+
+    # Batches the loop must handle are left untouched.
+    two = [("ns/o1", [Delta(kind, obj("o1", 1)), Delta(kind, obj("o1", 2))], False)]
+    gone = [("ns/o2", [Delta(DeltaType.DELETED, obj("o2", 2))], False)]
+    for other in (two, gone, []):
+        before = dict(items)
+        assert _upsert_batch(items, other) is None
+        assert items == before
+
+
+def test_watch_burst_reaches_cache_and_handlers_in_order(stop: threading.Event) -> None:
+    """A burst of watch events is applied in small batches by the reflector's thread
+    (and the informer's): nothing is lost or reordered, the cache ends at the last state."""
+    lw = FakeLW(page([obj(f"o{i}", i) for i in range(50)], 50))
+    rec = Recorder()
+    inf = started(lw, stop, rec)
+    watch = lw.current()
+    for n in range(1, 2001):
+        watch.push("MODIFIED", obj(f"o{n % 50}", 50 + n))
+    wait_for(lambda: len(rec.snapshot()) == 50 + 2000, timeout=30)
+    updates = [e for e in rec.snapshot() if e[0] == "update"]
+    for i in range(50):
+        rvs = [int(e[3]) for e in updates if e[1] == f"o{i}"]
+        assert rvs == sorted(rvs) and len(rvs) == 40
+        olds = [int(e[2]) for e in updates if e[1] == f"o{i}"]
+        assert olds == [i] + rvs[:-1]  # each update's old is the previous version
+    store = inf.get_store()
+    assert {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in store.list()} == {
+        f"o{n % 50}": str(50 + n) for n in range(1951, 2001)
+    }
