@@ -6,6 +6,12 @@ client-go ``shared_informer.go`` (1.32 semantics). Data flow::
         update the Indexer, then queue the notifications to every listener
     listener (one thread + unbounded buffer per handler) --> handler
 
+``_handle_batch`` runs on the thread that queued the changes (the reflector's,
+or its resync helper's) once ``DRAIN_BACKLOG`` keys are queued
+(``DeltaFIFO.set_producer_drain``), and on the informer's own thread for what
+is left when the stream pauses; always under the FIFO lock, so batches are
+applied and distributed in queue order.
+
 Invariants and consequences:
 
 - The Indexer is updated *before* any handler hears of the change, so a
