@@ -37,6 +37,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Iterator
+from itertools import repeat
 from typing import Any
 
 from prometheus_client import Counter, Gauge
@@ -106,6 +107,13 @@ def _page_items(page: dict[str, Any]) -> list[Any]:
         api_version = None
     if kind is None and api_version is None:
         return items
+    try:  # the common case (every item complete, e.g. a CRD's list) at C speed
+        if all(map(dict.__contains__, items, repeat("kind"))) and all(
+            map(dict.__contains__, items, repeat("apiVersion"))
+        ):
+            return items
+    except TypeError:  # an item that is not a dict: the loop below skips it
+        pass
     for item in items:
         if type(item) is not dict or ("kind" in item and "apiVersion" in item):
             continue  # the common case, checked first: nothing to fill in

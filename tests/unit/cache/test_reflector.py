@@ -616,3 +616,23 @@ def test_list_without_kind_leaves_items_alone() -> None:
     with Runner(r):
         wait_for(lambda: len(lw.watch_calls) == 1)
     assert "kind" not in store.items["a"] and "apiVersion" not in store.items["a"]
+
+
+def test_page_items_fast_check_and_fallback() -> None:
+    """Complete items are returned untouched; one incomplete item (or an item that
+    is not an object) sends the page through the per-item fill."""
+    from pycontroller.cache.reflector import _page_items
+
+    complete = [{**obj(n, 1), "kind": "Thing", "apiVersion": "x/v1"} for n in "ab"]
+    page_ = {"kind": "ThingList", "apiVersion": "x/v1", "items": complete}
+    assert _page_items(page_) is complete
+    mixed: list[Any] = [*complete, obj("c", 1), "not-an-object", {**obj("d", 1), "kind": "Own"}]
+    out = _page_items({"kind": "ThingList", "apiVersion": "x/v1", "items": mixed})
+    assert [i.get("kind") if isinstance(i, dict) else i for i in out] == [
+        "Thing",
+        "Thing",
+        "Thing",
+        "not-an-object",
+        "Own",
+    ]
+    assert out[2]["apiVersion"] == "x/v1" and out[4]["apiVersion"] == "x/v1"
