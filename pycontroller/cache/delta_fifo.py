@@ -225,6 +225,9 @@ class DeltaFIFO:
         to ``max_items`` per call of ``process``) and calls ``process`` under
         the queue's lock, exactly as :meth:`pop_batch` would; fewer than
         ``backlog`` keys are left for the consumer's ``pop``/``pop_batch``.
+        A ``replace`` into an empty queue hands its listed objects to
+        ``process`` at once (in batches of ``max_items``, whatever their
+        number) before queueing its tombstones, unless two share a key.
         Order and ``is_in_initial_list`` are as with the consumer alone. An
         exception from ``process`` is logged and that batch dropped (the
         producer's call itself succeeds: its change was queued). After
@@ -359,6 +362,13 @@ class DeltaFIFO:
         action = DeltaType.REPLACED if self._emit_delta_type_replaced else DeltaType.SYNC
         with self._lock:
             items = self._items
+            # Listed keys the drain already processed (see below), if any.
+            processed: set[str] | None = None
+            if self._drain is not None and not items:
+                objs = builtins.list(objs)
+                processed = self._replace_by_draining_locked(action, objs)
+                if processed is not None:
+                    objs = ()
             # Keys of the listed objects. When nothing was queued before, they
             # are exactly ``items``' keys after the loop below, so the first
             # list skips building a second set of 10^4-10^5 keys.
@@ -387,6 +397,8 @@ class DeltaFIFO:
                     deltas.append(delta)
             listed: set[str] | dict[str, Deltas] = items if keys is None else keys
             listed_count = len(listed)
+            if processed is not None:
+                listed, listed_count = processed, 0  # none of them is left in the queue
             self._notify_locked()
 
             queued_deletions = 0
@@ -421,7 +433,7 @@ class DeltaFIFO:
                 self._populated = True
                 self._initial_population_count = listed_count + queued_deletions
             drained = self._drain is not None and self._drain_locked()
-        if drained:
+        if drained or processed:
             _yield_interpreter()
 
     def resync(self) -> None:
@@ -607,6 +619,51 @@ class DeltaFIFO:
         )
         process(batch)
         return n
+
+    def _replace_by_draining_locked(
+        self, action: DeltaType, objs: builtins.list[Any]
+    ) -> set[str] | None:
+        """``replace``'s listing step when nothing is queued and producers drain.
+
+        The listed objects' entries go straight to the drain's ``process`` in
+        batches of ``max_items`` (the batches ``pop_batch`` would produce once
+        they were queued), without being queued first. Returns the listed
+        keys, or None, having done nothing, if two objects share a key (the
+        queue would merge their deltas into one entry).
+        """
+        fast_key = _dict_key if self._dict_keys else _no_key
+        keys = [fast_key(obj) or self.key_of(obj) for obj in objs]
+        key_set = set(keys)
+        if len(key_set) != len(keys):
+            return None
+        process = self._drain
+        assert process is not None
+        if self._transformer is not None:
+            transformer = self._transformer
+            objs = [
+                obj if isinstance(obj, DeletedFinalStateUnknown) else transformer(obj)
+                for obj in objs
+            ]
+        initial = repeat(not self._populated)  # nothing queued: all or none of it is initial
+        chunk = self._drain_batch
+        for start in range(0, len(objs), chunk):
+            # [(key, [Delta(action, obj)], initial), ...] built with C-level map/zip.
+            deltas = map(
+                _new_delta, repeat(Delta), zip(repeat(action), objs[start : start + chunk])
+            )
+            batch = builtins.list(
+                zip(
+                    keys[start : start + chunk],
+                    map(builtins.list, zip(deltas, strict=False)),
+                    initial,
+                    strict=False,
+                )
+            )
+            try:
+                process(batch)
+            except Exception:  # as the consumer's loop does: log, drop the batch
+                logger.exception("DeltaFIFO: processing deltas in the producer failed")
+        return key_set
 
     def _drain_locked(self) -> bool:
         """The producer's share of the work (see :meth:`set_producer_drain`).

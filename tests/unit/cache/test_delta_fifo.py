@@ -936,18 +936,26 @@ def test_producer_drain_processes_the_backlog_in_the_producing_thread() -> None:
         seen.extend((k, flag, threading.current_thread().name) for k, _, flag in batch)
 
     fifo.set_producer_drain(process, backlog=3, max_items=2)
-    fifo.replace([o("a"), o("b")], "0")  # 2 < 3: left for the consumer
-    assert seen == [] and fifo.list_keys() == ["a", "b"]
-    producer = threading.Thread(target=fifo.add, args=(o("c"),), name="producer")
-    producer.start()
-    producer.join(5)
+
+    def produce(method: str, *args: Any) -> None:
+        t = threading.Thread(target=getattr(fifo, method), args=args, name=f"producer-{method}")
+        t.start()
+        t.join(5)
+
+    # A list into an empty queue goes straight to process, whatever its length.
+    produce("replace", [o("a"), o("b")], "0")
+    assert seen == [("a", True, "producer-replace"), ("b", True, "producer-replace")]
+    assert fifo.list_keys() == [] and fifo.has_synced()
+    produce("add", o("c"))
+    produce("add", o("d"))
+    assert fifo.list_keys() == ["c", "d"]  # 2 < 3: left for the consumer
+    produce("add", o("e"))
     # Three queued: drained in batches of at most 2 until fewer than 3 are left.
-    assert seen == [("a", True, "producer"), ("b", True, "producer")]
-    assert fifo.list_keys() == ["c"]
-    assert fifo.has_synced()  # the initial list ("a", "b") was processed
+    assert seen[2:] == [("c", False, "producer-add"), ("d", False, "producer-add")]
+    assert fifo.list_keys() == ["e"]
     got: list[tuple[str, Deltas, bool]] = []
     fifo.pop_batch(collect_batch(got), timeout=5)  # the consumer takes the rest
-    assert [(k, flag) for k, _, flag in got] == [("c", False)]
+    assert [(k, flag) for k, _, flag in got] == [("e", False)]
 
 
 def test_producer_drain_runs_after_every_kind_of_change() -> None:
@@ -958,9 +966,9 @@ def test_producer_drain_runs_after_every_kind_of_change() -> None:
     fifo.add(o("a"))
     fifo.update(o("a", 1))
     fifo.delete(o("k1"))
-    fifo.replace([o("k2"), o("b")], "0")  # also a tombstone for "k1"
+    fifo.replace([o("k2"), o("b")], "0")  # the list, then a tombstone for "k1"
     fifo.resync()  # Sync for k1 and k2 (nothing queued for them)
-    assert calls == [["a"], ["a"], ["k1"], ["k2", "b", "k1"], ["k1", "k2"]]
+    assert calls == [["a"], ["a"], ["k1"], ["k2", "b"], ["k1"], ["k1", "k2"]]
     assert fifo.list_keys() == []
 
 
@@ -987,10 +995,35 @@ def test_producer_drain_logs_a_failing_batch_and_keeps_going(
         fifo.set_producer_drain(process, max_items=0)
 
 
+def test_producer_drain_list_path_transforms_and_leaves_duplicate_keys_to_the_queue() -> None:
+    batches: list[list[tuple[str, list[tuple[DeltaType, Any]], bool]]] = []
+    fifo = DeltaFIFO(key_func=key, transformer=lambda obj: {**obj, "seen": True})
+    fifo.set_producer_drain(
+        lambda batch: batches.append(
+            [(k, [(d.type, d.object) for d in ds], f) for k, ds, f in batch]
+        ),
+        backlog=10,
+    )
+    fifo.replace([o("a", 1), o("b", 1)], "0")
+    assert batches == [
+        [
+            ("a", [(REPLACED, {"name": "a", "val": 1, "seen": True})], True),
+            ("b", [(REPLACED, {"name": "b", "val": 1, "seen": True})], True),
+        ]
+    ]
+    # The same key twice in one list: queued (one entry, both deltas), as without a drain.
+    batches.clear()
+    fifo.replace([o("a", 2), o("c", 2), o("a", 3)], "0")
+    assert batches == []
+    assert fifo.list_keys() == ["a", "c"]
+    assert [d.object["val"] for d in fifo.get_by_key("a") or []] == [2, 3]
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_producer_drain_matches_a_consumer_popping_at_the_backlog(seed: int) -> None:
     """Random scripts: draining in the producer hands ``process`` exactly what a
-    consumer popping whenever the backlog is reached would get, flags included."""
+    consumer would get that pops whenever the backlog is reached, and pops a list
+    replacing an empty queue at once; flags included."""
     rnd = random.Random(seed)
     backlog, max_items = rnd.randrange(1, 4), rnd.randrange(1, 4)
     script: list[tuple[str, Any]] = []
@@ -1025,6 +1058,7 @@ def test_producer_drain_matches_a_consumer_popping_at_the_backlog(seed: int) -> 
         if drain:
             fifo.set_producer_drain(process, backlog=backlog, max_items=max_items)
         for action, arg in script:
+            was_empty = len(fifo) == 0
             if action == "replace":
                 fifo.replace(arg, "0")
             elif action == "resync":
@@ -1032,6 +1066,9 @@ def test_producer_drain_matches_a_consumer_popping_at_the_backlog(seed: int) -> 
             else:
                 getattr(fifo, action)(arg)
             if not drain:
+                listed = len(arg) if action == "replace" and was_empty else 0
+                while listed > 0:  # the listed entries lead the queue
+                    listed -= fifo.pop_batch(process, max_items=min(max_items, listed), timeout=5)
                 while len(fifo) >= backlog:
                     fifo.pop_batch(process, max_items=max_items, timeout=5)
             trace.append(("synced", fifo.has_synced(), fifo.list_keys()))
