@@ -39,6 +39,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from functools import partial
 from itertools import chain, repeat
 from typing import Any, NamedTuple
 
@@ -104,6 +105,17 @@ def _yield_interpreter() -> None:
     and thousands of changes later.
     """
     time.sleep(0)
+
+
+def _process_in_producer(
+    process: PopBatchProcessFunc, batch: list[tuple[str, Deltas, bool]]
+) -> None:
+    """Run a drain's ``process``; as the consumer's loop does, log a failure and
+    drop the batch (the producer's own change was queued: its call succeeds)."""
+    try:
+        process(batch)
+    except Exception:
+        logger.exception("DeltaFIFO: processing deltas in the producer failed")
 
 
 def _no_key(obj: Any) -> None:
@@ -659,10 +671,7 @@ class DeltaFIFO:
                     strict=False,
                 )
             )
-            try:
-                process(batch)
-            except Exception:  # as the consumer's loop does: log, drop the batch
-                logger.exception("DeltaFIFO: processing deltas in the producer failed")
+            _process_in_producer(process, batch)
         return key_set
 
     def _drain_locked(self) -> bool:
@@ -674,10 +683,7 @@ class DeltaFIFO:
         drained = False
         while process is not None and len(self._queue) >= self._drain_backlog:
             drained = True
-            try:
-                self._pop_batch_locked(process, self._drain_batch)
-            except Exception:  # as the consumer's loop does: log, drop the batch
-                logger.exception("DeltaFIFO: processing deltas in the producer failed")
+            self._pop_batch_locked(partial(_process_in_producer, process), self._drain_batch)
         return drained
 
     def _notify_locked(self) -> None:
