@@ -311,7 +311,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=20_000)
-    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
 
     canned = Canned(args.objects, args.events)
