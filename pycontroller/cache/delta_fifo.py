@@ -304,20 +304,7 @@ class DeltaFIFO:
         with self._lock:
             self._populated = True
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
-            if key is None or self._transformer is not None:
-                self._queue_action_locked(_UPDATED, obj, key=key)
-            else:
-                # _queue_action_locked inlined for a plain dict (no transform, not
-                # a deletion, so nothing to dedup): one call less per watch event.
-                delta = _new_delta(Delta, (_UPDATED, obj))
-                deltas = self._items.get(key)
-                if deltas is None:
-                    self._items[key] = [delta]
-                    self._queue.append(key)
-                else:
-                    deltas.append(delta)
-                if self._waiting:
-                    self._wake_locked()
+            self._queue_action_locked(_UPDATED, obj, key=key)
             if self._drain is None or len(self._queue) < self._drain_backlog:
                 return
             self._drain_locked()
