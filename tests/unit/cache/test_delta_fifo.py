@@ -871,37 +871,59 @@ def test_pop_batch_wakes_a_blocked_consumer() -> None:
     assert [k for k, _, _ in got] == ["a", "b"]
 
 
+def random_script(
+    rnd: random.Random, steps: int, names: str, ops: list[tuple[float, str]]
+) -> list[tuple[str, Any]]:
+    """``steps`` random producer calls (and pops): ``ops`` maps cumulative
+    probabilities to operations; a replace lists half of ``names``."""
+    script: list[tuple[str, Any]] = []
+    for _ in range(steps):
+        r = rnd.random()
+        name = rnd.choice(names)
+        op = next(op for bound, op in ops if r < bound)
+        arg: Any
+        if op == "replace":
+            arg = [o(n, rnd.randrange(9)) for n in rnd.sample(names, len(names) // 2)]
+        elif op in ("add", "update"):
+            arg = o(name, rnd.randrange(9))
+        elif op == "delete":
+            arg = o(name)
+        elif op == "pop":
+            arg = rnd.randrange(1, 4)
+        else:
+            arg = None
+        script.append((op, arg))
+    return script
+
+
+def applying(store: Indexer, trace: list[Any]) -> Callable[[str, Deltas, bool], None]:
+    """A consumer like an informer's: apply each popped key's deltas to ``store``
+    (the queue's known objects) and record them in ``trace``."""
+
+    def apply(k: str, deltas: Deltas, initial: bool) -> None:
+        for d in deltas:
+            if d.type is DELETED:
+                store.delete_by_key(k)
+            else:
+                store.add(d.object)
+        trace.append((k, [(d.type, d.object) for d in deltas], initial))
+
+    return apply
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_pop_batch_matches_pop_step_by_step(seed: int) -> None:
     """Random producer scripts: pop_batch yields what repeated pop would, flags included."""
     rnd = random.Random(seed)
-    script: list[tuple[str, Any]] = []
-    for _ in range(40):
-        r = rnd.random()
-        name = rnd.choice("abcdef")
-        if r < 0.25:
-            script.append(("replace", [o(n, rnd.randrange(9)) for n in rnd.sample("abcdef", 3)]))
-        elif r < 0.5:
-            script.append(("add", o(name, rnd.randrange(9))))
-        elif r < 0.65:
-            script.append(("delete", o(name)))
-        elif r < 0.75:
-            script.append(("resync", None))
-        else:
-            script.append(("pop", rnd.randrange(1, 4)))
+    ops = [(0.25, "replace"), (0.5, "add"), (0.65, "delete"), (0.75, "resync"), (1.0, "pop")]
+    script = random_script(rnd, 40, "abcdef", ops)
 
     def run(batched: bool) -> list[Any]:
         store = known(o("a", 0), o("b", 0))  # so an early resync queues before "populated"
         fifo = DeltaFIFO(key_func=key, known_objects=store)
         trace: list[Any] = []
 
-        def apply(k: str, deltas: Deltas, initial: bool) -> None:
-            for d in deltas:
-                if d.type is DELETED:
-                    store.delete_by_key(k)
-                else:
-                    store.add(d.object)
-            trace.append((k, [(d.type, d.object) for d in deltas], initial))
+        apply = applying(store, trace)
 
         for action, arg in script:
             if action == "pop":
@@ -1026,34 +1048,19 @@ def test_producer_drain_matches_a_consumer_popping_at_the_backlog(seed: int) -> 
     replacing an empty queue at once; flags included."""
     rnd = random.Random(seed)
     backlog, max_items = rnd.randrange(1, 4), rnd.randrange(1, 4)
-    script: list[tuple[str, Any]] = []
-    for _ in range(60):
-        r = rnd.random()
-        name = rnd.choice("abcdefgh")
-        if r < 0.15:
-            script.append(("replace", [o(n, rnd.randrange(9)) for n in rnd.sample("abcdefgh", 4)]))
-        elif r < 0.45:
-            script.append(("add", o(name, rnd.randrange(9))))
-        elif r < 0.7:
-            script.append(("update", o(name, rnd.randrange(9))))
-        elif r < 0.85:
-            script.append(("delete", o(name)))
-        else:
-            script.append(("resync", None))
+    ops = [(0.15, "replace"), (0.45, "add"), (0.7, "update"), (0.85, "delete"), (1.0, "resync")]
+    script = random_script(rnd, 60, "abcdefgh", ops)
 
     def run(drain: bool) -> list[Any]:
         store = known(o("a", 0), o("b", 0))
         fifo = DeltaFIFO(key_func=key, known_objects=store)
         trace: list[Any] = []
 
+        apply = applying(store, trace)
+
         def process(batch: list[tuple[str, Deltas, bool]]) -> None:
-            for k, deltas, initial in batch:
-                for d in deltas:
-                    if d.type is DELETED:
-                        store.delete_by_key(k)
-                    else:
-                        store.add(d.object)
-                trace.append((k, [(d.type, d.object) for d in deltas], initial))
+            for item in batch:
+                apply(*item)
 
         if drain:
             fifo.set_producer_drain(process, backlog=backlog, max_items=max_items)
