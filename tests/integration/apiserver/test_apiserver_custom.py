@@ -11,31 +11,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from support.http import call as request
 
 from pycontroller.testing import APIServer, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 BALANCERS = "/apis/exposer.hliangzhao.io/v1alpha1/namespaces/default/balancers"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-
-def request(
-    server: APIServer,
-    method: str,
-    path: str,
-    body: Any = None,
-    ctype: str = "application/json",
-) -> tuple[int, dict[str, str], Any]:
-    u = urlsplit(server.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-    try:
-        data = json.dumps(body).encode() if body is not None else None
-        conn.request(method, path, body=data, headers={"Content-Type": ctype})
-        resp = conn.getresponse()
-        raw = resp.read()
-        return resp.status, dict(resp.getheaders()), json.loads(raw) if raw else None
-    finally:
-        conn.close()
 
 
 def balancer(name: str = "b1", **spec_extra: Any) -> dict[str, Any]:

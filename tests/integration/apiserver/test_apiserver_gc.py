@@ -3,31 +3,15 @@
 
 from __future__ import annotations
 
-import http.client
-import json
 import time
 from typing import Any
-from urllib.parse import urlsplit
+
+from support.http import request
 
 from pycontroller.testing import APIServer, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
-
-
-def request(
-    server: APIServer, method: str, path: str, body: Any = None, ctype: str = "application/json"
-) -> tuple[int, Any]:
-    u = urlsplit(server.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-    try:
-        data = json.dumps(body).encode() if body is not None else None
-        conn.request(method, path, body=data, headers={"Content-Type": ctype})
-        resp = conn.getresponse()
-        raw = resp.read()
-        return resp.status, json.loads(raw) if raw else None
-    finally:
-        conn.close()
 
 
 def exists(server: APIServer, path: str) -> bool:

@@ -10,6 +10,8 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from support.http import request
+
 from pycontroller.testing import APIServer, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -17,25 +19,6 @@ DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
 SVC = "/api/v1/namespaces/default/services"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MERGE = "application/merge-patch+json"
-
-
-def request(
-    server: APIServer,
-    method: str,
-    path: str,
-    body: Any = None,
-    ctype: str = "application/json",
-) -> tuple[int, Any]:
-    u = urlsplit(server.url)
-    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port or 80, timeout=10)
-    try:
-        data = json.dumps(body).encode() if body is not None else None
-        conn.request(method, path, body=data, headers={"Content-Type": ctype})
-        resp = conn.getresponse()
-        raw = resp.read()
-        return resp.status, json.loads(raw) if raw else None
-    finally:
-        conn.close()
 
 
 def events_since(server: APIServer, path: str, rv: str) -> list[dict[str, Any]]:

@@ -5,46 +5,23 @@ fault injection, request log and restart."""
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from support.http import call
 
 from pycontroller.testing import APIServer, RequestRecord, wait_for
 
-
-class Raw:
-    """A tiny HTTP client returning (status, headers, decoded body)."""
-
-    def __init__(self, server: APIServer) -> None:
-        u = urlsplit(server.url)
-        self.host, self.port = u.hostname or "127.0.0.1", u.port or 80
-
-    def __call__(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        ctype: str = "application/json",
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, dict[str, str], Any]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
-        try:
-            data = None
-            if body is not None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            hdrs = {"Content-Type": ctype, **(headers or {})}
-            conn.request(method, path, body=data, headers=hdrs)
-            resp = conn.getresponse()
-            raw = resp.read()
-            return resp.status, dict(resp.getheaders()), json.loads(raw) if raw else None
-        finally:
-            conn.close()
+Raw = Callable[..., tuple[int, dict[str, str], Any]]
+"""``support.http.call`` bound to one server: (status, headers, decoded body)."""
 
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -76,7 +53,7 @@ def deployment(
 
 @pytest.fixture
 def raw(apiserver: APIServer) -> Raw:
-    return Raw(apiserver)
+    return functools.partial(call, apiserver)
 
 
 def test_create_get_stamps_metadata_and_rvs_increase(raw: Raw) -> None:
@@ -548,7 +525,7 @@ def test_builtin_kinds_served(raw: Raw) -> None:
 
 
 def test_stop_start_preserves_state(apiserver: APIServer) -> None:
-    raw = Raw(apiserver)
+    raw: Raw = functools.partial(call, apiserver)
     raw("POST", CM, cm("keep"))
     port = apiserver.port
     rv = apiserver.resource_version

@@ -16,25 +16,11 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 from kubernetes import client, watch
+from support.http import request
 
 from pycontroller.testing import APIServer, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
-
-
-def request(
-    server: APIServer, method: str, path: str, body: Any = None, ctype: str = "application/json"
-) -> tuple[int, Any]:
-    u = urlsplit(server.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-    try:
-        data = json.dumps(body).encode() if body is not None else None
-        conn.request(method, path, body=data, headers={"Content-Type": ctype})
-        resp = conn.getresponse()
-        raw = resp.read()
-        return resp.status, json.loads(raw) if raw else None
-    finally:
-        conn.close()
 
 
 def cm(name: str, labels: dict[str, str] | None = None, **data: str) -> dict[str, Any]:

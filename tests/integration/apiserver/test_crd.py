@@ -4,13 +4,13 @@ field validation, status subresource and deletion."""
 from __future__ import annotations
 
 import copy
-import http.client
-import json
+import functools
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from kubernetes import client
+from support.http import call
 
 from pycontroller.testing import APIServer, wait_for
 
@@ -87,36 +87,13 @@ def widget(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-class Raw:
-    """A tiny HTTP client returning (status, headers, decoded body)."""
-
-    def __init__(self, server: APIServer) -> None:
-        u = urlsplit(server.url)
-        self.host, self.port = u.hostname or "127.0.0.1", u.port or 80
-
-    def __call__(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        ctype: str = "application/json",
-        accept: str = "application/json",
-    ) -> tuple[int, dict[str, str], Any]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
-        try:
-            data = json.dumps(body).encode() if body is not None else None
-            conn.request(method, path, body=data, headers={"Content-Type": ctype, "Accept": accept})
-            resp = conn.getresponse()
-            raw = resp.read()
-            return resp.status, dict(resp.getheaders()), json.loads(raw) if raw else None
-        finally:
-            conn.close()
+Raw = Callable[..., tuple[int, dict[str, str], Any]]
+"""``support.http.call`` bound to one server: (status, headers, decoded body)."""
 
 
 @pytest.fixture
 def raw(apiserver: APIServer) -> Raw:
-    r = Raw(apiserver)
+    r: Raw = functools.partial(call, apiserver)
     code, _, body = r("POST", CRDS, widget_crd())
     assert code == 201, body
     return r
@@ -143,7 +120,7 @@ def test_created_crd_is_established_and_discoverable(raw: Raw) -> None:
     assert names["widgets"]["kind"] == "Widget" and names["widgets"]["shortNames"] == ["wd"]
     assert names["widgets/status"]["verbs"] == ["get", "patch", "update"]
 
-    code, headers, agg = raw("GET", "/apis", accept=f"{AGGREGATED},application/json")
+    code, headers, agg = raw("GET", "/apis", headers={"Accept": f"{AGGREGATED},application/json"})
     assert code == 200 and headers["Content-Type"] == AGGREGATED
     assert any(item["metadata"]["name"] == GROUP for item in agg["items"])
 
@@ -218,7 +195,7 @@ def test_status_subresource_is_validated(raw: Raw) -> None:
 def test_table_uses_printer_columns(raw: Raw) -> None:
     raw("POST", WIDGETS, widget("t", size=3))
     accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-    code, _, table = raw("GET", WIDGETS, accept=accept)
+    code, _, table = raw("GET", WIDGETS, headers={"Accept": accept})
     assert code == 200 and table["kind"] == "Table"
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Size", "Phase"]
     assert table["rows"][0]["cells"] == ["t", 3, None]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import http.client
-import json
 from typing import Any
-from urllib.parse import urlsplit
 
 from kubernetes import client, dynamic
+from support.http import call
 
 from pycontroller.testing import APIServer
 
@@ -15,14 +13,8 @@ AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryLi
 
 
 def get(server: APIServer, path: str, accept: str = "application/json") -> tuple[int, str, Any]:
-    u = urlsplit(server.url)
-    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port or 80, timeout=10)
-    try:
-        conn.request("GET", path, headers={"Accept": accept})
-        resp = conn.getresponse()
-        return resp.status, resp.getheader("Content-Type") or "", json.loads(resp.read())
-    finally:
-        conn.close()
+    status, headers, body = call(server, "GET", path, headers={"Accept": accept})
+    return status, headers.get("Content-Type", ""), body
 
 
 def test_version(apiserver: APIServer) -> None:

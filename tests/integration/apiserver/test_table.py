@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import http.client
-import json
 from typing import Any
-from urllib.parse import urlsplit
 
 from kubernetes import client
+from support.http import call
 
 from pycontroller.testing import APIServer
 
@@ -15,14 +13,8 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
 def get(server: APIServer, path: str, accept: str = TABLE) -> tuple[int, Any]:
-    u = urlsplit(server.url)
-    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port or 80, timeout=10)
-    try:
-        conn.request("GET", path, headers={"Accept": accept})
-        resp = conn.getresponse()
-        return resp.status, json.loads(resp.read())
-    finally:
-        conn.close()
+    status, _, body = call(server, "GET", path, headers={"Accept": accept})
+    return status, body
 
 
 def make_deployment(server: APIServer, name: str, replicas: int) -> None:
