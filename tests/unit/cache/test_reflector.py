@@ -2,67 +2,18 @@
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.fakes import FakeWatch, ev, obj, page
 
 from pycontroller.cache import DeltaFIFO, ExponentialBackoff, Indexer, ListWatch, Reflector
 from pycontroller.clock import FakeClock
 from pycontroller.errors import ApiError, GoneError, TooManyRequestsError
 from pycontroller.testing.wait import wait_for
-
-_END = object()
-
-
-def obj(name: str, rv: int | str, ns: str = "ns") -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": ns, "resourceVersion": str(rv)}}
-
-
-def page(items: list[dict[str, Any]], rv: int | str, cont: str | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"resourceVersion": str(rv)}
-    if cont:
-        meta["continue"] = cont
-    return {"items": items, "metadata": meta}
-
-
-class FakeWatch:
-    """A thread-safe scripted watch; ``close`` from any thread ends iteration."""
-
-    def __init__(self, events: list[dict[str, Any]] | None = None, end: bool = False) -> None:
-        self.q: queue.Queue[Any] = queue.Queue()
-        self.closed = threading.Event()
-        for e in events or []:
-            self.q.put(e)
-        if end:
-            self.q.put(_END)
-
-    def push(self, etype: str, o: dict[str, Any]) -> None:
-        self.q.put({"type": etype, "object": o})
-
-    def end(self) -> None:
-        self.q.put(_END)
-
-    def __iter__(self) -> FakeWatch:
-        return self
-
-    def __next__(self) -> dict[str, Any]:
-        item = self.q.get()
-        if item is _END:
-            raise StopIteration
-        assert isinstance(item, dict)
-        return item
-
-    def close(self) -> None:
-        self.closed.set()
-        self.q.put(_END)
-
-
-def ev(etype: str, o: dict[str, Any]) -> dict[str, Any]:
-    return {"type": etype, "object": o}
 
 
 class FakeLW:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import queue
 import random
 import threading
 import time
@@ -10,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.fakes import FakeWatch, obj, page
 
 from pycontroller.cache import (
     DeletedFinalStateUnknown,
@@ -21,43 +21,6 @@ from pycontroller.cache import (
 )
 from pycontroller.clock import FakeClock
 from pycontroller.testing.wait import wait_for
-
-_END = object()
-
-
-def obj(name: str, rv: int, ns: str = "ns", **labels: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": ns, "resourceVersion": str(rv)}
-    if labels:
-        meta["labels"] = labels
-    return {"metadata": meta}
-
-
-def page(items: list[dict[str, Any]], rv: int) -> dict[str, Any]:
-    return {"items": items, "metadata": {"resourceVersion": str(rv)}}
-
-
-class FakeWatch:
-    def __init__(self) -> None:
-        self.q: queue.Queue[Any] = queue.Queue()
-
-    def push(self, etype: str, o: dict[str, Any]) -> None:
-        self.q.put({"type": etype, "object": o})
-
-    def end(self) -> None:
-        self.q.put(_END)
-
-    def __iter__(self) -> FakeWatch:
-        return self
-
-    def __next__(self) -> dict[str, Any]:
-        item = self.q.get()
-        if item is _END:
-            raise StopIteration
-        assert isinstance(item, dict)
-        return item
-
-    def close(self) -> None:
-        self.q.put(_END)
 
 
 class FakeLW:

@@ -1,0 +1,62 @@
+"""Scripted list/watch pieces for reflector and informer tests (no server)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any
+
+_END = object()
+
+
+def obj(name: str, rv: int | str, ns: str = "ns", **labels: str) -> dict[str, Any]:
+    """A minimal namespaced object with a resourceVersion (and labels, if any)."""
+    meta: dict[str, Any] = {"name": name, "namespace": ns, "resourceVersion": str(rv)}
+    if labels:
+        meta["labels"] = labels
+    return {"metadata": meta}
+
+
+def page(items: list[dict[str, Any]], rv: int | str, cont: str | None = None) -> dict[str, Any]:
+    """A list answer at ``rv`` (with a continue token if ``cont``)."""
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if cont:
+        meta["continue"] = cont
+    return {"items": items, "metadata": meta}
+
+
+def ev(etype: str, o: dict[str, Any]) -> dict[str, Any]:
+    """A watch event."""
+    return {"type": etype, "object": o}
+
+
+class FakeWatch:
+    """A thread-safe scripted watch; ``close`` from any thread ends iteration."""
+
+    def __init__(self, events: list[dict[str, Any]] | None = None, end: bool = False) -> None:
+        self.q: queue.Queue[Any] = queue.Queue()
+        self.closed = threading.Event()
+        for e in events or []:
+            self.q.put(e)
+        if end:
+            self.q.put(_END)
+
+    def push(self, etype: str, o: dict[str, Any]) -> None:
+        self.q.put(ev(etype, o))
+
+    def end(self) -> None:
+        self.q.put(_END)
+
+    def __iter__(self) -> FakeWatch:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        item = self.q.get()
+        if item is _END:
+            raise StopIteration
+        assert isinstance(item, dict)
+        return item
+
+    def close(self) -> None:
+        self.closed.set()
+        self.q.put(_END)
