@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from support.fakes import SleepRecorder
 
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter
 from pycontroller.clock import FakeClock
@@ -29,24 +30,6 @@ def cm(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": ns, "labels": labels},
         "data": {"k": name},
     }
-
-
-class SleepRecorder:
-    def __init__(self) -> None:
-        self.sleeps: list[float] = []
-
-    def now(self) -> float:
-        return 0.0
-
-    def time(self) -> float:
-        return 0.0
-
-    def wait(self, cond: threading.Condition, timeout: float | None) -> None:
-        return None
-
-    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
-        self.sleeps.append(seconds)
-        return False
 
 
 @pytest.fixture

@@ -60,3 +60,23 @@ class FakeWatch:
     def close(self) -> None:
         self.closed.set()
         self.q.put(_END)
+
+
+class SleepRecorder:
+    """A clock that never waits: records the requested sleeps (a 429's Retry-After, a backoff)."""
+
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+
+    def now(self) -> float:
+        return 0.0
+
+    def time(self) -> float:
+        return 0.0
+
+    def wait(self, cond: threading.Condition, timeout: float | None) -> None:
+        return None
+
+    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        self.sleeps.append(seconds)
+        return False

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s
 from prometheus_client import REGISTRY
+from support.fakes import SleepRecorder
 
 from pycontroller.client import (
     ResourceClient,
@@ -113,24 +114,6 @@ def status_body(code: int, reason: str, message: str = "m") -> bytes:
     return json.dumps(
         {"kind": "Status", "status": "Failure", "code": code, "reason": reason, "message": message}
     ).encode()
-
-
-class SleepRecorder:
-    def __init__(self) -> None:
-        self.sleeps: list[float] = []
-
-    def now(self) -> float:
-        return 0.0
-
-    def time(self) -> float:
-        return 0.0
-
-    def wait(self, cond: threading.Condition, timeout: float | None) -> None:
-        return None
-
-    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
-        self.sleeps.append(seconds)
-        return False
 
 
 # ------------------------------------------------------------------------------------ tests
