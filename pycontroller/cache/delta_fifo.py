@@ -295,7 +295,7 @@ class DeltaFIFO:
             self._populated = True
             key = _dict_key(obj) if self._dict_keys else None  # None: key_of decides
             self._queue_action_locked(_ADDED, obj, key=key)
-            drained = self._drain is not None and self._drain_locked()
+            drained = self._drain_locked()
         if drained:
             _yield_interpreter()
 
@@ -332,7 +332,7 @@ class DeltaFIFO:
                 if not lookup_failed and not known and key not in self._items:
                     return
             self._queue_action_locked(DeltaType.DELETED, obj, key=key)
-            drained = self._drain is not None and self._drain_locked()
+            drained = self._drain_locked()
         if drained:
             _yield_interpreter()
 
@@ -359,57 +359,48 @@ class DeltaFIFO:
         is ignored.
         """
         action = DeltaType.REPLACED if self._emit_delta_type_replaced else DeltaType.SYNC
+        objs = builtins.list(objs)
+        # Keys first (a key error leaves the queue untouched), then the transform.
+        fast_key = _dict_key if self._dict_keys else _no_key
+        key_of = self.key_of
+        listed_keys = [fast_key(obj) or key_of(obj) for obj in objs]
+        if self._transformer is not None:
+            transformer = self._transformer
+            objs = [o if isinstance(o, DeletedFinalStateUnknown) else transformer(o) for o in objs]
+        listed = set(listed_keys)
         with self._lock:
             items = self._items
-            # Listed keys the drain already processed (see below), if any.
-            processed: set[str] | None = None
-            if self._drain is not None and not items:
-                objs = builtins.list(objs)
-                processed = self._replace_by_draining_locked(action, objs)
-                if processed is not None:
-                    objs = ()
-            # Keys of the listed objects. When nothing was queued before, they
-            # are exactly ``items``' keys after the loop below, so the first
-            # list skips building a second set of 10^4-10^5 keys.
-            keys: set[str] | None = set() if items else None
-            # Hot loop (every listed object): locals only, one key per object,
-            # no per-item notify. ``action`` is never Deleted: nothing to dedup.
-            fast_key = _dict_key if self._dict_keys else _no_key
-            key_of = self.key_of
-            get_deltas = items.get
-            enqueue = self._queue.append
-            transformer = self._transformer
-            for obj in objs:
-                key = fast_key(obj)
-                if key is None:
-                    key = key_of(obj)
-                if keys is not None:
-                    keys.add(key)
-                if transformer is not None and not isinstance(obj, DeletedFinalStateUnknown):
-                    obj = transformer(obj)
-                delta = _new_delta(Delta, (action, obj))
-                deltas = get_deltas(key)
-                if deltas is None:
-                    items[key] = [delta]
-                    enqueue(key)
-                else:
-                    deltas.append(delta)
-            listed: set[str] | dict[str, Deltas] = items if keys is None else keys
-            listed_count = len(listed)
-            if processed is not None:
-                listed, listed_count = processed, 0  # none of them is left in the queue
+            # Nothing queued (and no key twice, which the queue would merge): with
+            # a drain, the entries go straight to it and none is left queued.
+            direct = self._drain is not None and not items and len(listed) == len(listed_keys)
+            if direct:
+                self._drain_listed_locked(action, listed_keys, objs)
+                listed_count = 0
+            else:
+                # Hot loop (every listed object): locals only, no per-item notify.
+                # ``action`` is never Deleted: nothing to dedup.
+                get_deltas = items.get
+                enqueue = self._queue.append
+                for key, obj in zip(listed_keys, objs, strict=True):
+                    delta = _new_delta(Delta, (action, obj))
+                    deltas = get_deltas(key)
+                    if deltas is None:
+                        items[key] = [delta]
+                        enqueue(key)
+                    else:
+                        deltas.append(delta)
+                listed_count = len(listed)
             self._notify_locked()
 
             queued_deletions = 0
-            if keys is not None:
-                for key in [k for k in self._queue if k not in keys]:
-                    deleted_obj = items[key][-1].object
-                    if isinstance(deleted_obj, DeletedFinalStateUnknown):
-                        deleted_obj = deleted_obj.obj
-                    queued_deletions += 1
-                    self._queue_action_locked(
-                        DeltaType.DELETED, DeletedFinalStateUnknown(key, deleted_obj), key=key
-                    )
+            for key in [k for k in self._queue if k not in listed]:
+                deleted_obj = items[key][-1].object
+                if isinstance(deleted_obj, DeletedFinalStateUnknown):
+                    deleted_obj = deleted_obj.obj
+                queued_deletions += 1
+                self._queue_action_locked(
+                    DeltaType.DELETED, DeletedFinalStateUnknown(key, deleted_obj), key=key
+                )
 
             if self._known_objects is not None:
                 for key in self._known_objects.list_keys():
@@ -431,8 +422,8 @@ class DeltaFIFO:
             if not self._populated:
                 self._populated = True
                 self._initial_population_count = listed_count + queued_deletions
-            drained = self._drain is not None and self._drain_locked()
-        if drained or processed:
+            drained = self._drain_locked()
+        if drained or (direct and objs):
             _yield_interpreter()
 
     def resync(self) -> None:
@@ -457,7 +448,7 @@ class DeltaFIFO:
                 if self._items.get(obj_key):
                     continue
                 self._queue_action_locked(DeltaType.SYNC, obj, key=obj_key, transform=False)
-            drained = self._drain is not None and self._drain_locked()
+            drained = self._drain_locked()
         if drained:
             _yield_interpreter()
 
@@ -619,30 +610,14 @@ class DeltaFIFO:
         process(batch)
         return n
 
-    def _replace_by_draining_locked(
-        self, action: DeltaType, objs: builtins.list[Any]
-    ) -> set[str] | None:
-        """``replace``'s listing step when nothing is queued and producers drain.
-
-        The listed objects' entries go straight to the drain's ``process`` in
-        batches of ``max_items`` (the batches ``pop_batch`` would produce once
-        they were queued), without being queued first. Returns the listed
-        keys, or None, having done nothing, if two objects share a key (the
-        queue would merge their deltas into one entry).
-        """
-        fast_key = _dict_key if self._dict_keys else _no_key
-        keys = [fast_key(obj) or self.key_of(obj) for obj in objs]
-        key_set = set(keys)
-        if len(key_set) != len(keys):
-            return None
+    def _drain_listed_locked(
+        self, action: DeltaType, keys: builtins.list[str], objs: builtins.list[Any]
+    ) -> None:
+        """``replace`` into an empty queue with a drain: each listed object's entry
+        goes straight to the drain's ``process``, in batches of ``max_items``
+        (the batches ``pop_batch`` would produce once they were queued)."""
         process = self._drain
         assert process is not None
-        if self._transformer is not None:
-            transformer = self._transformer
-            objs = [
-                obj if isinstance(obj, DeletedFinalStateUnknown) else transformer(obj)
-                for obj in objs
-            ]
         initial = repeat(not self._populated)  # nothing queued: all or none of it is initial
         chunk = self._drain_batch
         for start in range(0, len(objs), chunk):
@@ -659,7 +634,6 @@ class DeltaFIFO:
                 )
             )
             _process_in_producer(process, batch)
-        return key_set
 
     def _drain_locked(self) -> bool:
         """The producer's share of the work (see :meth:`set_producer_drain`).
