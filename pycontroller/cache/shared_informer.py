@@ -448,7 +448,7 @@ def _without_resyncs(notes: Notifications) -> Notifications:
 def _upsert_batch(
     items: dict[str, Any], batch: Sequence[tuple[str | None, Deltas, bool]]
 ) -> tuple[Notifications, int] | None:
-    """``_handle_batch``'s loop for the common batch, with C-level map/zip.
+    """``SharedIndexInformer._apply_locked`` for the common batch, with C-level map/zip.
 
     Applies to a batch where every key has exactly one delta and none is a
     deletion (the first list; a stream of watch events on distinct keys), to
@@ -714,41 +714,49 @@ class SharedIndexInformer:
         """
         trust_keys = self._transform is None
         indexer = self._indexer
-        upsert = indexer._upsert_locked
-        delete = indexer._delete_locked
-        deleted = DeltaType.DELETED
-        notes: Notifications = []  # flat triples, see Notifications
-        note = notes.extend  # each call's 3-tuple is freed at once
-        initial = 0
         # One indexer lock acquisition for the whole batch (not one per delta);
         # handlers hear of the batch only after the indexer holds all of it.
         with self._block_deltas:
             with indexer._lock:
+                result = None
                 if trust_keys and not indexer._indexers:
-                    fast = _upsert_batch(indexer._items, batch)
-                    if fast is not None:
-                        notes, initial = fast
-                        batch = ()
-                for key, deltas, is_in_initial_list in batch:
-                    if not trust_keys:
-                        key = None
-                    try:
-                        for dtype, obj in deltas:
-                            if dtype is deleted:
-                                delete(obj)
-                                note((_DELETE, obj, None))
-                                continue
-                            old = upsert(obj, key)
-                            if old is None:
-                                note((_ADD, obj, is_in_initial_list))
-                                if is_in_initial_list:
-                                    initial += 1
-                            else:
-                                note((_UPDATE, old, obj))
-                    except Exception:  # keep the cache loop alive; this key's rest is dropped
-                        logger.exception("%s: processing deltas failed", self.name)
+                    result = _upsert_batch(indexer._items, batch)
+                if result is None:
+                    result = self._apply_locked(batch, trust_keys)
+            notes, initial = result
             if notes:
                 self._processor.distribute_many(notes, initial)
+
+    def _apply_locked(
+        self, batch: Sequence[tuple[str | None, Deltas, bool]], trust_keys: bool
+    ) -> tuple[Notifications, int]:
+        """``_handle_batch``'s general loop (indexer lock held): every delta in
+        turn; returns the notifications and the count of initial adds."""
+        upsert = self._indexer._upsert_locked
+        delete = self._indexer._delete_locked
+        deleted = DeltaType.DELETED
+        notes: Notifications = []  # flat triples, see Notifications
+        note = notes.extend  # each call's 3-tuple is freed at once
+        initial = 0
+        for key, deltas, is_in_initial_list in batch:
+            if not trust_keys:
+                key = None
+            try:
+                for dtype, obj in deltas:
+                    if dtype is deleted:
+                        delete(obj)
+                        note((_DELETE, obj, None))
+                        continue
+                    old = upsert(obj, key)
+                    if old is None:
+                        note((_ADD, obj, is_in_initial_list))
+                        if is_in_initial_list:
+                            initial += 1
+                    else:
+                        note((_UPDATE, old, obj))
+            except Exception:  # keep the cache loop alive; this key's rest is dropped
+                logger.exception("%s: processing deltas failed", self.name)
+        return notes, initial
 
     def __repr__(self) -> str:
         return f"SharedIndexInformer({self.name!r})"
