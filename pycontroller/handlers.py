@@ -47,6 +47,7 @@ __all__ = [
     "labels_changed",
     "predicate_handler",
     "resource_version_changed",
+    "uid_changed",
 ]
 
 logger = logging.getLogger(__name__)
@@ -170,6 +171,19 @@ def enqueue_owner(queue: _Adder, owner_kind: str, owner_group: str) -> ResourceE
 
 
 # --------------------------------------------------------------------------- predicates
+
+
+def uid_changed(old: Any, new: Any) -> bool:
+    """``metadata.uid`` differs: the object was deleted and re-created under the same name.
+
+    Such an "update" (a relist after the watch missed the delete and the
+    create) is really a delete plus an add, so no update predicate may drop
+    it. Objects without a uid (tests, tombstones without metadata) never
+    count as re-created.
+    """
+    old_uid = _meta(old).get("uid")
+    new_uid = _meta(new).get("uid")
+    return old_uid is not None and new_uid is not None and old_uid != new_uid
 
 
 def generation_changed(old: Any, new: Any) -> bool:
