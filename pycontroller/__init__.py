@@ -6,6 +6,8 @@ The curated public surface. Subpackages carry the rest:
 - ``pycontroller.cache``: Indexer, DeltaFIFO, Reflector, SharedIndexInformer,
   SharedInformerFactory, Lister;
 - ``pycontroller.handlers``: event-handler helpers and predicates;
+- ``pycontroller.predicates``: controller-runtime's event predicates;
+- ``pycontroller.meta``: owner references, status conditions, finalizers;
 - ``pycontroller.testing``: the embedded API server for tests.
 
 A minimal controller::
@@ -33,6 +35,8 @@ A minimal controller::
 
 from __future__ import annotations
 
+from pycontroller._create_or_update import create_or_update
+from pycontroller.builder import Builder
 from pycontroller.client import ResourceClient
 from pycontroller.config import load_config
 from pycontroller.controller import Controller, Result
@@ -46,13 +50,16 @@ from pycontroller.errors import (
     TooManyRequestsError,
 )
 from pycontroller.leaderelection import LeaderElector, LeaseLock
+from pycontroller.manager import Manager
 from pycontroller.record import EventRecorder
+from pycontroller.request import Request
 from pycontroller.server import serve_metrics_and_health
 from pycontroller.signals import setup_signal_handler
 
 __all__ = [
     "AlreadyExistsError",
     "ApiError",
+    "Builder",
     "ConflictError",
     "Controller",
     "EventRecorder",
@@ -60,10 +67,13 @@ __all__ = [
     "InvalidError",
     "LeaderElector",
     "LeaseLock",
+    "Manager",
     "NotFoundError",
+    "Request",
     "ResourceClient",
     "Result",
     "TooManyRequestsError",
+    "create_or_update",
     "load_config",
     "serve_metrics_and_health",
     "setup_signal_handler",

@@ -18,9 +18,11 @@ TOP_LEVEL = [
     "LeaderElector",
     "LeaseLock",
     "NotFoundError",
+    "Request",
     "ResourceClient",
     "Result",
     "TooManyRequestsError",
+    "create_or_update",
     "load_config",
     "serve_metrics_and_health",
     "setup_signal_handler",
@@ -59,6 +61,25 @@ CONTRACT: dict[str, list[str]] = {
         "SharedInformerFactory",
     ],
     "pycontroller.testing": ["APIServer"],
+    "pycontroller.predicates": [
+        "Predicate",
+        "GenerationChanged",
+        "LabelsChanged",
+        "AnnotationsChanged",
+        "ResourceVersionChanged",
+        "and_",
+        "or_",
+        "not_",
+    ],
+    "pycontroller.meta": [
+        "set_controller_reference",
+        "is_controlled_by",
+        "controller_of",
+        "set_status_condition",
+        "find_status_condition",
+        "add_finalizer",
+        "remove_finalizer",
+    ],
     "controllers.balancer.nginx": ["render"],
     "controllers.balancer.resources": ["desired_children"],
 }
@@ -146,3 +167,20 @@ def test_signatures_match_design() -> None:
         "retry_period",
     ]
     assert _params(APIServer)[:5] == ["host", "port", "crds", "history_size", "bookmark_interval"]
+
+
+def test_second_round_signatures_match_design() -> None:
+    from pycontroller import Request, create_or_update, meta, predicates
+
+    assert Request._fields == ("namespace", "name")
+    assert _params(create_or_update) == ["client", "obj", "mutate"]
+    assert _params(meta.set_controller_reference) == ["owner", "obj"]
+    assert _params(meta.is_controlled_by) == ["obj", "owner"]
+    assert _params(meta.controller_of) == ["obj"]
+    assert _params(meta.set_status_condition)[:2] == ["conditions", "condition"]
+    assert _params(meta.find_status_condition) == ["conditions", "type"]
+    assert _params(meta.add_finalizer) == ["obj", "name"]
+    assert _params(meta.remove_finalizer) == ["obj", "name"]
+    for name in ("create", "delete", "generic"):
+        assert _params(getattr(predicates.Predicate, name)) == ["self", "obj"]
+    assert _params(predicates.Predicate.update) == ["self", "old", "new"]
