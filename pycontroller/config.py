@@ -17,6 +17,10 @@ available it alone makes a configuration (no credentials), like
 
 Only configuration, authentication and TLS come from the ``kubernetes``
 package; requests go through ``pycontroller.client.ResourceClient``.
+
+``qps`` and ``burst`` (client-go's ``rest.Config.QPS``/``Burst``, the
+``--kube-api-qps``/``--kube-api-burst`` flags) set the token bucket that every
+``ResourceClient`` built on the returned ``ApiClient`` shares (default 20/30).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import os
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import incluster_config
+
+from pycontroller.client import DEFAULT_BURST, DEFAULT_QPS, TokenBucketRateLimiter, set_rate_limiter
 
 __all__ = ["ConfigError", "load_config"]
 
@@ -128,16 +134,27 @@ def _load_configuration(
 
 
 def load_config(
-    kubeconfig: str | None = None, master: str | None = None, context: str | None = None
+    kubeconfig: str | None = None,
+    master: str | None = None,
+    context: str | None = None,
+    *,
+    qps: float = DEFAULT_QPS,
+    burst: int = DEFAULT_BURST,
 ) -> k8s_client.ApiClient:
     """Return an ``ApiClient`` for the first configuration source that works.
 
     ``context`` selects a kubeconfig context (ignored in-cluster). ``master``
-    replaces the server URL. Raises ``ConfigError`` listing every source tried.
-    The returned client owns a connection pool: share it (one per process is
-    typical) and ``close()`` it when done.
+    replaces the server URL. ``qps``/``burst`` size the client-side token
+    bucket its ``ResourceClient``s share (``qps <= 0``: unlimited; ``burst``
+    must then still be >= 1 when ``qps > 0``, else ``ValueError``). Raises
+    ``ConfigError`` listing every source tried. The returned client owns a
+    connection pool: share it (one per process is typical) and ``close()`` it
+    when done.
     """
+    limiter = TokenBucketRateLimiter(qps, burst)  # validates before any I/O
     cfg = _load_configuration(kubeconfig, master, context)
     if master:
         cfg.host = master.rstrip("/")
-    return k8s_client.ApiClient(configuration=cfg)
+    api_client = k8s_client.ApiClient(configuration=cfg)
+    set_rate_limiter(api_client, limiter)
+    return api_client

@@ -1,11 +1,12 @@
-"""Process-wide logging configuration for the Balancer controller CLI.
+"""Process-wide logging configuration for controller programs (``--log-level``, ``--log-format``).
 
-Only ``__main__`` calls ``configure``; the library and the reconciler just
-log through module loggers. Every record becomes one line. Log messages of
-the controller are written as ``key=value`` pairs (``controller=balancer
-key=ns/name action=create ...``); the JSON format lifts those pairs into
-fields of the JSON object, so ``controller``, ``key`` and ``action`` are
-queryable without parsing the message.
+The library never configures handlers; ``Manager.from_args`` calls
+``configure`` on behalf of a program's ``__main__`` (the only place that
+may), and everything else logs through module loggers. Every record
+becomes one line. Controllers write messages as ``key=value`` pairs
+(``controller=balancer key=ns/name action=create ...``); the JSON format
+lifts those pairs into fields of the JSON object, so ``controller``,
+``key`` and ``action`` are queryable without parsing the message.
 """
 
 from __future__ import annotations

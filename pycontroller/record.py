@@ -29,6 +29,12 @@ other API errors drop the event. (client-go drops every status error; retrying
 Any other error while writing a batch drops that batch (logged) and the
 thread carries on: the writer loop is a deliberate thread boundary.
 
+Events have their own request budget: the recorder's client takes tokens
+from its own bucket (``rate_limiter=``, default QPS 20 / burst 30), never
+from the bucket the controller's other clients on the same ``ApiClient``
+share, so a burst of Events never delays a reconcile's writes (as in
+controller-runtime, whose event broadcaster gets a client of its own).
+
 ``flush(timeout)`` waits until every accepted event has been written or
 dropped, so tests need not sleep; ``shutdown()`` flushes and stops the thread
 and never blocks indefinitely (events still queued after the timeout are
@@ -50,7 +56,7 @@ from typing import Any, Protocol
 import urllib3
 
 from pycontroller._time import format_rfc3339
-from pycontroller.client import ResourceClient
+from pycontroller.client import RateLimiter, ResourceClient, TokenBucketRateLimiter
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.errors import AlreadyExistsError, ApiError, NotFoundError
 from pycontroller.flowcontrol import TokenBucket
@@ -432,7 +438,10 @@ class EventRecorder:
     through a ``ResourceClient`` for core/v1 events); tests may pass ``sink=``
     instead. ``component`` is the event source (``source.component`` and
     ``reportingComponent``); ``host`` the optional ``source.host`` /
-    ``reportingInstance``.
+    ``reportingInstance``. ``rate_limiter`` paces the recorder's writes; by
+    default a bucket of its own (QPS 20, burst 30), not the one the
+    ``api_client``'s other clients share. Recorders may share one limiter
+    (``Manager`` gives all of its recorders one).
 
     Thread-safe; ``event`` and ``eventf`` never block and never raise. After
     ``shutdown()`` further events are dropped (with a debug log).
@@ -450,11 +459,18 @@ class EventRecorder:
         correlator: EventCorrelator | None = None,
         max_tries: int = DEFAULT_MAX_TRIES,
         retry_interval: float = DEFAULT_RETRY_INTERVAL,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         if not component:
             raise ValueError("component must not be empty")
         if sink is None:
-            sink = ResourceClient(api_client, "", "v1", "events")
+            sink = ResourceClient(
+                api_client,
+                "",
+                "v1",
+                "events",
+                rate_limiter=rate_limiter if rate_limiter is not None else TokenBucketRateLimiter(),
+            )
         self.component = component
         self.host = host
         self._clock = clock

@@ -15,14 +15,16 @@ import logging
 import threading
 from typing import Any
 
-from pycontroller import Controller, NotFoundError, ResourceClient
-from pycontroller.cache import SharedInformerFactory, split_meta_namespace_key
-from pycontroller.handlers import enqueue_key, enqueue_owner
+from pycontroller import Controller, Manager, NotFoundError
+from pycontroller.cache import split_meta_namespace_key
 from pycontroller.record import Recorder
-from pycontroller.workqueue import RateLimitingQueue
 
 logger = logging.getLogger(__name__)
 
+#: Controller name: the workqueue's and the controller_runtime_* metrics' label.
+NAME = "example-mirror"
+#: Event source component and leader-election Lease name.
+COMPONENT = "example-mirror-controller"
 MIRROR_LABEL = "example.pycontroller.io/mirror"
 MIRROR_SUFFIX = "-mirror"
 REASON_SYNCED = "Synced"
@@ -56,27 +58,44 @@ def _owned_by(cm: dict[str, Any], src: dict[str, Any]) -> bool:
 
 
 class MirrorController:
-    """Wiring (informer -> queue -> Controller) plus the level-based ``sync``."""
+    """The level-based ``sync`` plus its wiring on a ``Manager`` (one builder call).
+
+    ``manager`` defaults to ``Manager(api_client, namespace=namespace)``
+    (no servers, no leader election): ``run(workers, stop)`` then runs it.
+    ``recorder`` receives the Synced/MirrorConflict events (None: none).
+    """
 
     def __init__(
-        self, api_client: Any, *, namespace: str | None = None, recorder: Recorder | None = None
+        self,
+        api_client: Any = None,
+        *,
+        namespace: str | None = None,
+        recorder: Recorder | None = None,
+        manager: Manager | None = None,
     ) -> None:
-        self.factory = SharedInformerFactory(api_client, namespace=namespace)
-        informer = self.factory.for_resource("", "v1", "configmaps")
-        self.lister = self.factory.lister("", "v1", "configmaps")
-        self.client = ResourceClient(api_client, "", "v1", "configmaps")
+        self.manager = manager or Manager(api_client, namespace=namespace)
+        self.lister = self.manager.informers.lister("", "v1", "configmaps")
+        self.client = self.manager.client("", "v1", "configmaps")
         self.recorder = recorder
-        self.queue = RateLimitingQueue(name="example-mirror")
-        informer.add_event_handler(enqueue_key(self.queue))  # sources
-        informer.add_event_handler(enqueue_owner(self.queue, "ConfigMap", ""))  # mirrors
-        self.controller = Controller(
-            "example-mirror", self.queue, self.sync, has_synced=[informer.has_synced]
-        )
-        self.has_synced = informer.has_synced
+        self.has_synced = self.manager.informers.for_resource("", "v1", "configmaps").has_synced
+        self.controller: Controller | None = None
 
-    def run(self, workers: int, stop: threading.Event) -> None:
-        self.factory.start(stop)
-        self.controller.run(workers, stop)
+    def setup(self, workers: int = 2) -> Controller:
+        """Add the controller to the manager: sources by key, mirrors by their owner."""
+        controller = (
+            self.manager.controller(NAME)
+            .for_("", "v1", "configmaps", kind="ConfigMap")
+            .owns("", "v1", "configmaps")
+            .with_options(workers=workers)
+            .complete(lambda request: self.sync(str(request)))
+        )
+        self.controller = controller
+        return controller
+
+    def run(self, workers: int, stop: threading.Event) -> int:
+        """``setup(workers)`` then run the manager until ``stop``; its exit code."""
+        self.setup(workers)
+        return self.manager.run(stop)
 
     def sync(self, key: str) -> None:
         namespace, name = split_meta_namespace_key(key)

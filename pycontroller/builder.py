@@ -1,0 +1,318 @@
+"""Builder: wire a controller onto a Manager (controller-runtime's ``builder.ControllerManagedBy``).
+
+::
+
+    mgr.controller("balancer")
+        .for_("exposer.hliangzhao.io", "v1alpha1", "balancers",
+              predicates=[or_(GenerationChanged(), LabelsChanged())])
+        .owns("", "v1", "services")
+        .watches("", "v1", "configmaps", map_fn=lambda cm: [Request(ns, "x")])
+        .with_event_filter(not_(deleted_by_me))
+        .with_options(workers=2)
+        .complete(reconcile)
+
+- ``for_``: the reconciled resource; every event enqueues the object's own key.
+- ``owns``: a child resource; an event enqueues the key of the child's
+  *controller* owner (the ownerReference with ``controller: true``) when that
+  owner is of the ``for_`` resource's API group and kind (an update that
+  moved the child to another owner enqueues both).
+- ``watches``: any resource; ``map_fn(obj)`` returns the requests to
+  enqueue (for an update, those of the old and of the new object).
+- Predicates (``pycontroller.predicates``): per watch, plus
+  ``with_event_filter`` ones for every watch; an event passes iff all pass;
+  an update whose uid changed always passes.
+- ``complete(reconcile)`` makes the queue (named after the controller: the
+  ``name`` label of the workqueue metrics), registers the event handlers on
+  the Manager's shared informers, adds the controller to the Manager (it
+  runs while leading) and returns the ``pycontroller.Controller``.
+  ``reconcile(Request)`` returns a ``Result``, ``None``, or raises to be
+  retried with backoff.
+
+The kind of the ``for_`` resource (needed to recognise owner references) is
+``for_(..., kind=...)`` when given, else read from the objects in its cache
+(every listed object carries its ``kind``); until one is cached, owner
+references are matched on the API group alone, which at worst enqueues a
+key whose reconcile finds nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pycontroller.cache.shared_informer import ResourceEventHandler, SharedIndexInformer
+from pycontroller.cache.store import DeletedFinalStateUnknown
+from pycontroller.controller import Controller, Result
+from pycontroller.handlers import enqueue_key
+from pycontroller.predicates import Predicate, filter_handler
+from pycontroller.request import Request
+from pycontroller.workqueue import RateLimitingQueue
+from pycontroller.workqueue.rate_limiters import RateLimiter
+
+if TYPE_CHECKING:
+    from pycontroller.manager import Manager
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Builder", "MapFunc", "Reconcile"]
+
+Reconcile = Callable[[Request], "Result | None"]
+MapFunc = Callable[[dict[str, Any]], Iterable[Request]]
+
+
+@dataclass
+class _Watch:
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+    predicates: tuple[Predicate, ...]
+    map_fn: MapFunc | None = None
+    owned: bool = False
+    kind: str | None = None
+
+
+def _unwrap(obj: Any) -> Any:
+    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+
+
+def _meta(obj: Any) -> dict[str, Any]:
+    obj = _unwrap(obj)
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+class _OwnerKind:
+    """The ``for_`` resource's kind: given, or learned from its cache (then fixed)."""
+
+    def __init__(self, informer: SharedIndexInformer, kind: str | None) -> None:
+        self._informer = informer
+        self._kind = kind
+
+    def get(self) -> str | None:
+        if self._kind is None:
+            for obj in self._informer.get_store().list()[:1]:
+                kind = obj.get("kind") if isinstance(obj, dict) else None
+                if kind:
+                    self._kind = str(kind)
+        return self._kind
+
+
+class _EnqueueOwner:
+    """Maps a child's events to its controller owner's key (group + kind of the ``for_``)."""
+
+    def __init__(self, queue: RateLimitingQueue, group: str, kind: _OwnerKind) -> None:
+        self.queue = queue
+        self.group = group
+        self.kind = kind
+
+    def _key(self, obj: Any) -> str | None:
+        meta = _meta(obj)
+        for ref in meta.get("ownerReferences") or ():
+            if not isinstance(ref, dict) or not ref.get("controller"):
+                continue
+            if str(ref.get("apiVersion") or "").rpartition("/")[0] != self.group:
+                return None
+            kind = self.kind.get()
+            if kind is not None and ref.get("kind") != kind:
+                return None
+            if not ref.get("name"):
+                return None
+            return str(Request(str(meta.get("namespace") or ""), str(ref["name"])))
+        return None
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        if (key := self._key(obj)) is not None:
+            self.queue.add(key)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        new_key, old_key = self._key(new), self._key(old)
+        if new_key is not None:
+            self.queue.add(new_key)
+        if old_key is not None and old_key != new_key:
+            self.queue.add(old_key)
+
+    def on_delete(self, obj: Any) -> None:
+        if (key := self._key(obj)) is not None:
+            self.queue.add(key)
+
+
+class _EnqueueMapped:
+    """Enqueues the requests ``map_fn`` returns for an event's object(s)."""
+
+    def __init__(self, queue: RateLimitingQueue, map_fn: MapFunc) -> None:
+        self.queue = queue
+        self.map_fn = map_fn
+
+    def _add(self, *objs: Any) -> None:
+        keys: dict[str, None] = {}
+        for obj in objs:
+            for request in self.map_fn(_unwrap(obj)) or ():
+                keys[str(Request(*request))] = None
+        for key in keys:
+            self.queue.add(key)
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        self._add(obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._add(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        self._add(obj)
+
+
+class _ControllerRunnable:
+    """A Controller as a Manager runnable: ``run(stop)`` runs ``workers`` workers."""
+
+    def __init__(self, controller: Controller, workers: int) -> None:
+        self.controller = controller
+        self.workers = workers
+
+    def run(self, stop: threading.Event) -> bool:
+        return self.controller.run(self.workers, stop) is not False
+
+    def need_leader_election(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"Controller({self.controller.name!r})"
+
+
+class Builder:
+    """Builds one controller on ``manager``; see the module docstring. ``complete`` once."""
+
+    def __init__(self, manager: Manager, name: str) -> None:
+        if not name:
+            raise ValueError("controller name must not be empty")
+        self._manager = manager
+        self._name = name
+        self._for: _Watch | None = None
+        self._watches: list[_Watch] = []
+        self._global_predicates: list[Predicate] = []
+        self._workers = 1
+        self._rate_limiter: RateLimiter | None = None
+        self._max_retries: int | None = None
+        self._completed = False
+
+    def for_(
+        self,
+        group: str,
+        version: str,
+        plural: str,
+        *,
+        namespaced: bool = True,
+        predicates: Iterable[Predicate] = (),
+        kind: str | None = None,
+    ) -> Builder:
+        """The resource this controller reconciles (once per builder)."""
+        if self._for is not None:
+            raise ValueError("for_ may only be called once")
+        self._for = _Watch(group, version, plural, namespaced, tuple(predicates), kind=kind)
+        return self
+
+    def owns(
+        self,
+        group: str,
+        version: str,
+        plural: str,
+        *,
+        namespaced: bool = True,
+        predicates: Iterable[Predicate] = (),
+    ) -> Builder:
+        """A child resource: its events enqueue its controller owner (a ``for_`` object)."""
+        self._watches.append(
+            _Watch(group, version, plural, namespaced, tuple(predicates), owned=True)
+        )
+        return self
+
+    def watches(
+        self,
+        group: str,
+        version: str,
+        plural: str,
+        map_fn: MapFunc,
+        *,
+        namespaced: bool = True,
+        predicates: Iterable[Predicate] = (),
+    ) -> Builder:
+        """Any resource: its events enqueue ``map_fn(obj)``'s requests."""
+        self._watches.append(
+            _Watch(group, version, plural, namespaced, tuple(predicates), map_fn=map_fn)
+        )
+        return self
+
+    def with_event_filter(self, *predicates: Predicate) -> Builder:
+        """Predicates every watched event must pass, on top of each watch's own."""
+        self._global_predicates.extend(predicates)
+        return self
+
+    def with_options(
+        self,
+        workers: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        *,
+        max_retries: int | None = None,
+    ) -> Builder:
+        """Concurrent reconciles (``workers``), the queue's rate limiter, error retry cap."""
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self._workers = workers
+        self._rate_limiter = rate_limiter
+        self._max_retries = max_retries
+        return self
+
+    def complete(self, reconcile: Reconcile) -> Controller:
+        """Register the handlers, add the controller to the Manager, return it."""
+        if self._completed:
+            raise RuntimeError("complete may only be called once")
+        if self._for is None and not self._watches:
+            raise ValueError("must call for_ or watches before complete")
+        if self._for is None and any(w.owned for w in self._watches):
+            raise ValueError("owns needs for_ (the owner's resource)")
+        self._manager._claim_controller_name(self._name)
+        self._completed = True
+        mgr = self._manager
+        queue = RateLimitingQueue(self._rate_limiter, name=self._name)
+        informers: dict[str, SharedIndexInformer] = {}
+
+        def informer(w: _Watch) -> SharedIndexInformer:
+            inf = mgr.informers.for_resource(w.group, w.version, w.plural, w.namespaced)
+            informers[f"{w.group}/{w.version}/{w.plural}"] = inf
+            return inf
+
+        def register(w: _Watch, handler: ResourceEventHandler) -> None:
+            predicates = (*self._global_predicates, *w.predicates)
+            if predicates:
+                handler = filter_handler(handler, *predicates)
+            informer(w).add_event_handler(handler)
+
+        owner_kind: _OwnerKind | None = None
+        if self._for is not None:
+            owner_kind = _OwnerKind(informer(self._for), self._for.kind)
+            register(self._for, enqueue_key(queue))
+        for w in self._watches:
+            if w.owned:
+                assert self._for is not None and owner_kind is not None
+                register(w, _EnqueueOwner(queue, self._for.group, owner_kind))
+            else:
+                assert w.map_fn is not None
+                register(w, _EnqueueMapped(queue, w.map_fn))
+
+        def sync(key: str) -> Result | None:
+            return reconcile(Request.from_key(key))
+
+        controller = Controller(
+            self._name,
+            queue,
+            sync,
+            has_synced=[inf.has_synced for inf in informers.values()],
+            max_retries=self._max_retries,
+            graceful_shutdown_timeout=mgr.graceful_shutdown_timeout,
+        )
+        mgr.add(_ControllerRunnable(controller, self._workers))
+        logger.debug("Controller %s built: watches %s", self._name, sorted(informers))
+        return controller
