@@ -50,7 +50,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import prometheus_client
 
@@ -68,6 +68,9 @@ from pycontroller.leaderelection import LeaderElector, LeaseLock
 from pycontroller.record import EventRecorder
 from pycontroller.server import MetricsHealthServer, parse_bind_address, serve_metrics_and_health
 from pycontroller.workqueue import PrometheusMetricsProvider, set_global_metrics_provider
+
+if TYPE_CHECKING:
+    from pycontroller.builder import Builder
 
 logger = logging.getLogger(__name__)
 
@@ -384,7 +387,7 @@ class Manager:
                 raise RuntimeError("Manager.add after run")
             self._runnables.append(runnable)
 
-    def controller(self, name: str) -> Any:
+    def controller(self, name: str) -> Builder:
         """A ``Builder`` for a controller named ``name`` (queue and metrics label)."""
         from pycontroller.builder import Builder
 

@@ -1,57 +1,53 @@
-"""Wiring of the Balancer controller: informers, event handlers, queue, Controller.
+"""Wiring of the Balancer controller on a ``pycontroller.Manager`` (one builder call).
 
-Watches (all through one ``SharedInformerFactory``, namespace-scoped when a
-namespace is given, else cluster-wide):
+``setup(mgr, ...)`` adds the controller to a Manager:
 
-- Balancers (``exposer.hliangzhao.io/v1alpha1``): adds and deletes enqueue
-  the key; an update enqueues only when something the reconciler reads
-  changed (``BALANCER_UPDATE_PREDICATES``): generation (spec), labels,
-  annotations, deletionTimestamp, or a periodic resync (same
-  resourceVersion). A status-only update, such as our own status write, is
-  dropped, so a status write never triggers another reconcile.
-- Services, ConfigMaps, Deployments: every event of an object whose
-  controller ownerReference is a Balancer enqueues that Balancer
-  (``enqueue_owner``), so edits and deletions of children self-heal and a
-  Deployment's status change updates the ``Available`` condition.
+- ``for_`` Balancers (``exposer.hliangzhao.io/v1alpha1``): adds and deletes
+  enqueue the key; an update enqueues only when something the reconciler
+  reads changed (``BALANCER_UPDATE_PREDICATES``): generation (spec), labels,
+  annotations, deletionTimestamp, a periodic resync (same resourceVersion),
+  or a new uid (deleted and re-created). A status-only update, such as our
+  own status write, is dropped, so a status write never triggers another
+  reconcile.
+- ``owns`` Services, ConfigMaps, Deployments: every event of an object whose
+  controller ownerReference is a Balancer enqueues that Balancer, so edits
+  and deletions of children self-heal and a Deployment's status change
+  updates the ``Available`` condition.
 
-``BalancerController.run(workers, stop)`` starts the informers, waits for
-their caches, runs the workers and returns after draining when ``stop`` is
-set. With leader election, call ``start_informers`` at once (the cache warms
-up while waiting for the lease; ``/readyz`` reflects it) and ``run_workers``
-once leading.
+All informers come from the Manager's one ``SharedInformerFactory``
+(namespace-scoped when it has a namespace). ``BalancerController`` is the
+same wiring on a Manager of its own, for tests and embedding:
+``BalancerController(api_client).run(workers, stop)``.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 from controllers.balancer import names
 from controllers.balancer.reconcile import CONTROLLER_NAME, Reconciler
-from pycontroller.cache import SharedInformerFactory
-from pycontroller.client import ResourceClient
-from pycontroller.controller import Controller
+from pycontroller import Controller, Manager
 from pycontroller.handlers import (
     UpdatePredicate,
     annotations_changed,
     deletion_timestamp_changed,
-    enqueue_key,
-    enqueue_owner,
     generation_changed,
     labels_changed,
-    predicate_handler,
     resource_version_changed,
 )
-from pycontroller.record import EventRecorder
-from pycontroller.workqueue import RateLimitingQueue
+from pycontroller.predicates import Funcs
+from pycontroller.record import Recorder
 
 logger = logging.getLogger(__name__)
 
 #: Component name on the Events this controller records.
 COMPONENT = "balancer-controller"
-#: Name of the work queue (the ``name`` label of the workqueue_* metrics).
-QUEUE_NAME = "balancer"
+#: Name of the work queue (the ``name`` label of the workqueue_* metrics): the controller's.
+QUEUE_NAME = CONTROLLER_NAME
 
 # (group, version, plural) of every watched resource.
 BALANCERS = (names.GROUP, names.VERSION, names.PLURAL)
@@ -86,12 +82,65 @@ def balancer_update_relevant(old: Any, new: Any) -> bool:
     return any(p(old, new) for p in BALANCER_UPDATE_PREDICATES)
 
 
-class BalancerController:
-    """The Balancer controller, ready to run against one API server.
+def positive_int(value: str) -> int:
+    """An argparse type: an integer >= 1."""
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {number}")
+    return number
 
-    ``queue`` is owned by the Controller once running (it is shut down on
-    stop); pass a fresh one, or let the constructor make
-    ``RateLimitingQueue(name="balancer")``.
+
+def find_repo_file(relative: str) -> str:
+    """``relative`` (e.g. ``crds/balancer.yaml``) near the package, else under the cwd.
+
+    Returned as given when found nowhere (only ``--embedded`` needs it).
+    """
+    here = Path(__file__).resolve()
+    for base in (*here.parents, Path.cwd()):
+        if (base / relative).is_file():
+            return str(base / relative)
+    return relative
+
+
+def setup(
+    mgr: Manager,
+    *,
+    nginx_image: str = names.DEFAULT_NGINX_IMAGE,
+    workers: int = 2,
+    recorder: Recorder | None = None,
+    max_retries: int | None = None,
+) -> Controller:
+    """Add the Balancer controller to ``mgr``; Events go to ``recorder`` (default: the mgr's)."""
+    informers = mgr.informers
+    reconciler = Reconciler(
+        balancers=informers.lister(*BALANCERS),
+        services=informers.lister(*SERVICES),
+        configmaps=informers.lister(*CONFIGMAPS),
+        deployments=informers.lister(*DEPLOYMENTS),
+        balancer_client=mgr.client(*BALANCERS),
+        service_client=mgr.client(*SERVICES),
+        configmap_client=mgr.client(*CONFIGMAPS),
+        deployment_client=mgr.client(*DEPLOYMENTS),
+        recorder=recorder if recorder is not None else mgr.recorder(COMPONENT),
+        nginx_image=nginx_image,
+    )
+    builder = mgr.controller(CONTROLLER_NAME).for_(
+        *BALANCERS, predicates=[Funcs(update=balancer_update_relevant)], kind=names.KIND
+    )
+    for child in (SERVICES, CONFIGMAPS, DEPLOYMENTS):
+        builder.owns(*child)
+    return builder.with_options(workers=workers, max_retries=max_retries).complete(
+        lambda request: reconciler.sync(str(request))
+    )
+
+
+class BalancerController:
+    """The Balancer controller on a Manager of its own (no servers, no leader election).
+
+    ``run(workers, stop)`` starts the informers, waits for their caches, runs
+    the workers and returns once ``stop`` is set and in-flight reconciles
+    finished (within ``graceful_shutdown_timeout``); it returns the Manager's
+    exit code. A ``recorder`` passed in is the caller's to shut down.
     """
 
     def __init__(
@@ -101,84 +150,35 @@ class BalancerController:
         namespace: str | None = None,
         resync_period: float = 0.0,
         nginx_image: str = names.DEFAULT_NGINX_IMAGE,
-        queue: RateLimitingQueue | None = None,
-        recorder: Any = None,
+        recorder: Recorder | None = None,
         max_retries: int | None = None,
+        graceful_shutdown_timeout: float = 25.0,
     ) -> None:
         self.namespace = namespace or None
-        self.factory = SharedInformerFactory(
-            api_client, resync_period=resync_period, namespace=self.namespace
+        self.manager = Manager(
+            api_client,
+            namespace=self.namespace,
+            resync_period=resync_period,
+            graceful_shutdown_timeout=graceful_shutdown_timeout,
+            name=COMPONENT,
         )
-        self.queue = queue if queue is not None else RateLimitingQueue(name=QUEUE_NAME)
-        self._owns_recorder = recorder is None
-        self.recorder = recorder if recorder is not None else EventRecorder(api_client, COMPONENT)
-
+        self.factory = self.manager.informers
         self.informers = {
             plural: self.factory.for_resource(group, version, plural)
             for group, version, plural in (BALANCERS, SERVICES, CONFIGMAPS, DEPLOYMENTS)
         }
-        self.informers[names.PLURAL].add_event_handler(
-            predicate_handler(enqueue_key(self.queue), *BALANCER_UPDATE_PREDICATES)
-        )
-        owner_handler = enqueue_owner(self.queue, names.KIND, names.GROUP)
-        for _, _, plural in (SERVICES, CONFIGMAPS, DEPLOYMENTS):
-            self.informers[plural].add_event_handler(owner_handler)
-
-        self.reconciler = Reconciler(
-            balancers=self.factory.lister(*BALANCERS),
-            services=self.factory.lister(*SERVICES),
-            configmaps=self.factory.lister(*CONFIGMAPS),
-            deployments=self.factory.lister(*DEPLOYMENTS),
-            balancer_client=ResourceClient(api_client, *BALANCERS),
-            service_client=ResourceClient(api_client, *SERVICES),
-            configmap_client=ResourceClient(api_client, *CONFIGMAPS),
-            deployment_client=ResourceClient(api_client, *DEPLOYMENTS),
-            recorder=self.recorder,
-            nginx_image=nginx_image,
-        )
-        self.controller = Controller(
-            CONTROLLER_NAME,
-            self.queue,
-            self.reconciler.sync,
-            has_synced=[inf.has_synced for inf in self.informers.values()],
-            max_retries=max_retries,
-        )
-
-    # -- lifecycle ---------------------------------------------------------
+        self._options: dict[str, Any] = {
+            "nginx_image": nginx_image,
+            "recorder": recorder,
+            "max_retries": max_retries,
+        }
+        self.controller: Controller | None = None
 
     def has_synced(self) -> bool:
         """True once every informer has delivered its initial list."""
         return all(inf.has_synced() for inf in self.informers.values())
 
-    def start_informers(self, stop: threading.Event) -> None:
-        """Start every informer (non-blocking); they stop when ``stop`` is set."""
-        self.factory.start(stop)
-
-    def run_workers(self, workers: int, stop: threading.Event) -> None:
-        """Run ``workers`` reconcile threads until ``stop``; drain, then return."""
-        logger.info(
-            "controller=%s action=start workers=%d namespace=%s",
-            CONTROLLER_NAME,
-            workers,
-            self.namespace or "<all>",
-        )
-        self.controller.run(workers, stop)
-        logger.info("controller=%s action=stopped", CONTROLLER_NAME)
-
-    def shutdown(self, event_flush_timeout: float = 2.0) -> None:
-        """Stop the informers and flush pending Events (at most ``event_flush_timeout`` s).
-
-        Call after the workers returned. A recorder passed in by the caller is
-        the caller's to shut down.
-        """
-        self.factory.shutdown()
-        if self._owns_recorder:
-            self.recorder.shutdown(event_flush_timeout)
-
-    def run(self, workers: int, stop: threading.Event) -> None:
-        """Start informers, run workers until ``stop``, then shut everything down."""
-        self.start_informers(stop)
-        try:
-            self.run_workers(workers, stop)
-        finally:
-            self.shutdown()
+    def run(self, workers: int, stop: threading.Event) -> int:
+        """Run until ``stop`` is set (see the class docstring); the exit code."""
+        self.controller = setup(self.manager, workers=workers, **self._options)
+        return self.manager.run(stop)
