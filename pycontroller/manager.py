@@ -247,6 +247,8 @@ class Manager:
         self._leading_ok = True
         self._embedded_dir: str | None = None
         self.elector: LeaderElector | None = None
+        #: The metrics/health servers while ``run`` runs (metrics first); for tests and logs.
+        self.servers: list[MetricsHealthServer] = []
 
     # -- construction from flags ---------------------------------------------------------
 
@@ -435,7 +437,7 @@ class Manager:
         code = EXIT_OK
         try:
             self._deadline = None
-            servers = self._serve()
+            servers = self.servers = self._serve()
             self.informers.start(internal)
             others.start([r for r in runnables if not _needs_leader_election(r)], internal)
             leader_runnables = [r for r in runnables if _needs_leader_election(r)]
