@@ -328,6 +328,8 @@ class _Handler(BaseHTTPRequestHandler):
             dry_run=params.get("dryRun") == "All",
             field_validation=params.get("fieldValidation") or "Warn",
             field_manager=params.get("fieldManager") or "",
+            force=_truthy(params.get("force")),
+            user_agent=self.headers.get("User-Agent") or "",
         )
         if method == "POST":
             if r.name is not None:
@@ -390,6 +392,8 @@ class _Handler(BaseHTTPRequestHandler):
             dry_run=params.get("dryRun") == "All",
             field_validation=params.get("fieldValidation") or "Warn",
             field_manager=params.get("fieldManager") or "",
+            force=_truthy(params.get("force")),
+            user_agent=self.headers.get("User-Agent") or "",
         )
         if method == "GET":
             out = app.rest.get_scale(r.rt, r.namespace, r.name)

@@ -27,7 +27,7 @@ from typing import Any
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
-from pycontroller.testing.apiserver import builtin
+from pycontroller.testing.apiserver import builtin, fieldmanager
 from pycontroller.testing.apiserver import crd as crd_mod
 from pycontroller.testing.apiserver import events as events_mod
 from pycontroller.testing.apiserver import scale as scale_mod
@@ -59,11 +59,12 @@ from pycontroller.testing.apiserver.status import (
     namespace_not_found,
     not_found,
     qualified_resource,
+    unknown_error,
     unsupported_media_type,
 )
 from pycontroller.testing.apiserver.storage import Storage
 
-__all__ = ["REST", "WriteOptions", "now_rfc3339"]
+__all__ = ["REST", "WriteOptions", "now_rfc3339", "parse_resource_version"]
 
 logger = logging.getLogger(__name__)
 
@@ -91,12 +92,58 @@ def now_rfc3339() -> str:
     return format_rfc3339(time.time())
 
 
+def _parse_uint(value: str) -> tuple[int | None, str]:
+    """Go's ``strconv.ParseUint(value, 10, 64)``: the number, or None and the
+    error text."""
+    if not value.isascii() or not value.isdigit():
+        return None, f"strconv.ParseUint: parsing {_go_quote(value)}: invalid syntax"
+    n = int(value)
+    if n >= 2**64:
+        return None, f"strconv.ParseUint: parsing {_go_quote(value)}: value out of range"
+    return n, ""
+
+
+def _go_quote(value: str) -> str:
+    return _json.dumps(value).decode()
+
+
+def parse_resource_version(value: str | None) -> int:
+    """A ``resourceVersion`` query parameter (list, watch, get) as the storage
+    layer parses it (``APIObjectVersioner.ParseResourceVersion``): "" and "0"
+    are 0; anything else must be an unsigned integer.
+
+    kube-apiserver 1.32 answers an unparsable one with a 500 whose Status has no
+    reason (the storage layer's ``InvalidError`` is not an API status, so
+    ``ErrorToAPIStatus`` reports it as unknown); that is reproduced here, so a
+    client that would loop on it against a cluster loops here too."""
+    if not value or value == "0":
+        return 0
+    n, err = _parse_uint(value)
+    if n is None:
+        raise unknown_error(500, f"resourceVersion: Invalid value: {_go_quote(value)}: {err}")
+    return n
+
+
+def _check_object_resource_version(value: Any) -> None:
+    """An update's ``metadata.resourceVersion`` as ``ObjectResourceVersion``
+    parses it: the bare ``strconv`` error, a 500 without reason in kube 1.32."""
+    if value in (None, ""):
+        return
+    n, err = _parse_uint(str(value))
+    if n is None:
+        raise unknown_error(500, err)
+
+
 @dataclass
 class WriteOptions:
     dry_run: bool = False
     field_validation: str = "Warn"  # Strict, Warn, Ignore
     field_manager: str = ""
     warnings: list[str] = field(default_factory=list)
+    force: bool = False  # apply: take the fields of conflicting managers
+    user_agent: str = ""  # names the field manager when fieldManager is not given
+    # Set by an apply: the managedFields entries the write stores (fieldmanager.py).
+    managed_fields: list[dict[str, Any]] | None = None
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +163,6 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     out = dict(obj)
     m = dict(out.get("metadata") or {})
     m.pop("resourceVersion", None)
-    m.pop("managedFields", None)
     out["metadata"] = m
     return out
 
@@ -338,13 +384,7 @@ class REST:
                         f'resourceVersionMatch: Unsupported value: "{resource_version_match}": '
                         'supported values: "Exact", "NotOlderThan"'
                     )
-                if resource_version:
-                    try:
-                        requested = int(resource_version)
-                    except ValueError as err:
-                        raise bad_request(f'invalid resource version "{resource_version}"') from err
-                else:
-                    requested = 0
+                requested = parse_resource_version(resource_version)
                 if resource_version_match == "Exact":
                     if requested == 0:
                         raise bad_request(
@@ -458,17 +498,18 @@ class REST:
             "deletionTimestamp",
             "deletionGracePeriodSeconds",
             "selfLink",
-            "managedFields",
         ):
             meta.pop(k, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        meta["generation"] = 1
+        if builtin.tracks_generation(rt):
+            meta["generation"] = 1
         self.defaulter.default(rt, obj, None)
         causes = builtin.validate(rt, obj, None)
         if causes:
             raise invalid(rt, name, causes)
         self._validate_custom(rt, obj, None, opts)
+        fieldmanager.track_create(rt, obj, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd:
             crd_mod.default_crd(obj)
@@ -541,6 +582,7 @@ class REST:
                         ],
                     },
                 )
+            _check_object_resource_version(rv)
             if rv and str(rv) != _meta(old).get("resourceVersion"):
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, body, subresource)
@@ -566,20 +608,17 @@ class REST:
                 new.pop("status", None)
         meta = _meta(new)
         old_meta = _meta(old)
-        for k in (
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-        ):
+        system = ["name", "namespace", "uid", "creationTimestamp"]
+        system += ["deletionTimestamp", "deletionGracePeriodSeconds"]
+        if builtin.tracks_generation(rt):
+            # Kinds whose strategy owns generation; for the others it is an
+            # ordinary field the client may write (kube leaves it alone).
+            system.append("generation")
+        for k in system:
             if k in old_meta:
                 meta[k] = old_meta[k]
             else:
                 meta.pop(k, None)
-        meta.pop("managedFields", None)
         meta.pop("selfLink", None)
         return new
 
@@ -625,10 +664,17 @@ class REST:
                         }
                     ],
                 )
-        gen = int(old_meta.get("generation") or 1)
-        if _spec_part(new) != _spec_part(old):
-            gen += 1
-        meta["generation"] = gen
+        fieldmanager.track_update(rt, old, new, opts, subresource)
+        if builtin.tracks_generation(rt):
+            gen = int(old_meta.get("generation") or 1)
+            if _spec_part(new) != _spec_part(old) or (
+                # kube's deployment strategy: annotations are copied to the
+                # ReplicaSets, so changing them bumps the generation too.
+                (rt.group, rt.kind) == ("apps", "Deployment")
+                and meta.get("annotations") != old_meta.get("annotations")
+            ):
+                gen += 1
+            meta["generation"] = gen
         if not meta.get("finalizers"):
             meta.pop("finalizers", None)
         if _without_rv(new) == _without_rv(old):
@@ -705,9 +751,10 @@ class REST:
                                 "namespace sent on the request"
                             )
                         ameta["namespace"] = ns
+                    obj = fieldmanager.apply(rt, None, obj, opts)
                     return self._create_locked(rt, ns, obj, opts), True
                 raise not_found(rt, name)
-            patched = self._patched(rt, self.out(rt, old), ctype, patch)
+            patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
             pmeta: Any = patched.get("metadata")
             if not isinstance(pmeta, dict):
                 pmeta = {}
@@ -715,13 +762,20 @@ class REST:
             if pmeta.get("name", name) != name:
                 raise bad_request("metadata.name: Invalid value: the name cannot be changed")
             rv = pmeta.get("resourceVersion")
+            _check_object_resource_version(rv)
             if rv and str(rv) != _meta(old).get("resourceVersion"):
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
             return self._write_update(rt, old, new, opts, subresource=subresource), False
 
     def _patched(
-        self, rt: ResourceType, current: dict[str, Any], ctype: str, patch: Any
+        self,
+        rt: ResourceType,
+        current: dict[str, Any],
+        ctype: str,
+        patch: Any,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
     ) -> dict[str, Any]:
         """``current`` with ``patch`` of content type ``ctype`` applied."""
         if ctype == MERGE_PATCH:
@@ -732,7 +786,10 @@ class REST:
             patched = strategic_merge_patch(current, patch)
         else:
             self._check_kind(rt, patch if isinstance(patch, dict) else {})
-            patched = apply_patch(current, patch)
+            if opts is None:  # through a converted type: merged, not field-managed
+                patched = apply_patch(current, patch)
+            else:
+                patched = fieldmanager.apply(rt, current, patch, opts, subresource)
         if not isinstance(patched, dict):
             raise bad_request("patch result is not an object")
         return patched
@@ -875,7 +932,7 @@ class REST:
                 ],
             )
         new = scale_mod.apply_replicas(old, paths, replicas)
-        stored = self._write_update(rt, old, new, opts)
+        stored = self._write_update(rt, old, new, opts, subresource="scale")
         return scale_mod.to_scale(rt, stored, paths)
 
     # --- delete ------------------------------------------------------------------
@@ -943,8 +1000,11 @@ class REST:
         if not nmeta.get("deletionTimestamp"):
             nmeta["deletionTimestamp"] = now_rfc3339()
             nmeta["deletionGracePeriodSeconds"] = 0
-            if rt.is_crd:
-                nmeta["generation"] = int(nmeta.get("generation") or 1) + 1
+            # rest.BeforeDelete / Store: a graceful or finalizer-delayed
+            # deletion bumps the generation of objects that have one.
+            gen = nmeta.get("generation")
+            if isinstance(gen, int) and not isinstance(gen, bool) and gen > 0:
+                nmeta["generation"] = gen + 1
         if is_ns:
             status = new.setdefault("status", {})
             status["phase"] = "Terminating"

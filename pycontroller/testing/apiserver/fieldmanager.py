@@ -1,0 +1,437 @@
+"""Field management: ``metadata.managedFields`` and server-side apply
+(kube's ``k8s.io/apimachinery/pkg/util/managedfields``).
+
+Every write records who set what. An entry of ``managedFields`` is one
+*manager*: its name (the ``fieldManager`` query parameter, or the product
+token of the User-Agent), its operation (``Apply`` or ``Update``), the
+``apiVersion`` it wrote, the ``subresource`` it wrote through, when its set of
+fields last grew, and that set in ``FieldsV1``. A manager's identity is
+(name, operation, subresource, and the apiVersion for updaters): an applier
+keeps one entry whatever version it applies.
+
+- **Update** (create, PUT, merge/JSON/strategic patch, scale): the fields the
+  write added or changed move to the writer; nobody else owns them any more.
+  Fields it removed are dropped from every entry. A writer that changes
+  nothing leaves ``managedFields`` as they were.
+- **Apply**: the configuration is merged into the live object by schema
+  (``structured_merge.py``); the applier then owns exactly the fields of its
+  configuration. If that changes a field another manager owns, the apply
+  fails with a 409 listing each conflict, unless ``force=true``, which takes
+  the fields from them. Applying the value a field already has shares its
+  ownership. A field the applier owned before and leaves out now is removed
+  from the object, unless another manager (applier or updater) owns it.
+
+Writes through the main resource never own ``.status`` of a kind with a
+status subresource; writes through ``/status`` own only ``.status`` (kube's
+reset fields). ``apiVersion``, ``kind`` and the server-set metadata (name,
+namespace, uid, resourceVersion, generation, creationTimestamp, ...) are
+owned by nobody. Update entries are capped at ten; the oldest are merged
+into ``ancient-changes`` entries, one per apiVersion.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pycontroller._time import format_rfc3339
+from pycontroller.testing.apiserver.fieldpath import FieldSet, Path, format_path
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.status import StatusError, bad_request
+from pycontroller.testing.apiserver.structured_merge import Schema
+from pycontroller.testing.apiserver.typeconverter import schema_for
+
+if TYPE_CHECKING:
+    from pycontroller.testing.apiserver.rest import WriteOptions
+
+__all__ = [
+    "APPLY",
+    "UPDATE",
+    "apply",
+    "conflict_error",
+    "default_manager",
+    "track_create",
+    "track_update",
+]
+
+APPLY = "Apply"
+UPDATE = "Update"
+MAX_UPDATE_MANAGERS = 10
+ANCIENT_CHANGES = "ancient-changes"
+
+_STATUS = ("f", "status")
+
+
+def _strip_set() -> FieldSet:
+    s = FieldSet()
+    for path in (
+        (("f", "apiVersion"),),
+        (("f", "kind"),),
+        (("f", "metadata"),),
+        *(
+            (("f", "metadata"), ("f", name))
+            for name in (
+                "name",
+                "namespace",
+                "creationTimestamp",
+                "selfLink",
+                "uid",
+                "clusterName",
+                "generation",
+                "managedFields",
+                "resourceVersion",
+            )
+        ),
+    ):
+        s.insert(path)
+    return s
+
+
+# Owned by nobody (kube's stripMetaManager).
+_STRIPPED = _strip_set()
+
+
+@dataclass
+class _Entry:
+    manager: str
+    operation: str
+    api_version: str
+    subresource: str
+    time: str | None
+    fields: FieldSet
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        version = "" if self.operation == APPLY else self.api_version
+        return (self.manager, self.operation, version, self.subresource)
+
+    def encode(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.manager:
+            out["manager"] = self.manager
+        out["operation"] = self.operation
+        out["apiVersion"] = self.api_version
+        if self.time is not None:
+            out["time"] = self.time
+        out["fieldsType"] = "FieldsV1"
+        out["fieldsV1"] = self.fields.to_fields_v1()
+        if self.subresource:
+            out["subresource"] = self.subresource
+        return out
+
+
+def _decode(raw: Any) -> list[_Entry]:
+    """Entries of ``managedFields``; ``ValueError`` if any is malformed."""
+    if not isinstance(raw, list):
+        raise ValueError("managedFields must be a list")
+    out: list[_Entry] = []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict):
+            raise ValueError(f"managed fields entry {i} is not an object")
+        if e.get("operation") not in (APPLY, UPDATE):
+            raise ValueError("operation must be `Apply` or `Update`")
+        if not e.get("apiVersion"):
+            raise ValueError("apiVersion must not be empty")
+        if e.get("fieldsType") != "FieldsV1":
+            raise ValueError(f"invalid fieldsType in managed fields entry {i}")
+        out.append(
+            _Entry(
+                manager=str(e.get("manager") or ""),
+                operation=e["operation"],
+                api_version=str(e["apiVersion"]),
+                subresource=str(e.get("subresource") or ""),
+                time=e.get("time"),
+                fields=FieldSet.from_fields_v1(e.get("fieldsV1") or {}),
+            )
+        )
+    return out
+
+
+def _is_reset(raw: Any) -> bool:
+    """``[]`` or ``[{}]``: the client asks to clear managedFields."""
+    return isinstance(raw, list) and (raw == [] or raw == [{}])
+
+
+def _encode(entries: list[_Entry]) -> list[dict[str, Any]] | None:
+    live = [e for e in entries if not e.fields.empty()]
+    if not live:
+        return None
+    live.sort(key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource))
+    return [e.encode() for e in live]
+
+
+def _managed_of(obj: dict[str, Any] | None) -> Any:
+    meta = (obj or {}).get("metadata")
+    return meta.get("managedFields") if isinstance(meta, dict) else None
+
+
+def _set_managed(obj: dict[str, Any], encoded: list[dict[str, Any]] | None) -> None:
+    meta = obj.setdefault("metadata", {})
+    if encoded is None:
+        meta.pop("managedFields", None)
+    else:
+        meta["managedFields"] = encoded
+
+
+def _without_managed(obj: dict[str, Any] | None) -> dict[str, Any]:
+    if not obj:
+        return {}
+    out = dict(obj)
+    meta = out.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return out
+
+
+def _now() -> str:
+    return format_rfc3339(time.time())
+
+
+def default_manager(user_agent: str) -> str:
+    """kube's default field manager: the User-Agent up to its first ``/``."""
+    return user_agent.split("/", 1)[0][:128]
+
+
+def _reset_filter(rt: ResourceType, subresource: str) -> Callable[[FieldSet], FieldSet]:
+    """What a write through ``subresource`` may own (kube's reset fields)."""
+    if subresource == "status":
+        return lambda s: s.only_under(_STATUS)
+    if rt.has_status and subresource == "":
+        status = FieldSet()
+        status.insert((_STATUS,))
+        return lambda s: s.recursive_difference(status)
+    return lambda s: s
+
+
+def _cap_updaters(entries: list[_Entry]) -> list[_Entry]:
+    updaters = [e for e in entries if e.operation == UPDATE]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return entries
+    updaters.sort(key=lambda e: (e.time or "", e.identity))
+    keep = list(entries)
+    first_of_version: dict[str, _Entry] = {}
+    buckets: dict[str, _Entry] = {}
+    count = len(updaters)
+    for e in updaters:
+        if count <= MAX_UPDATE_MANAGERS:
+            break
+        first = first_of_version.get(e.api_version)
+        if first is None:
+            first_of_version[e.api_version] = e
+            continue
+        bucket = buckets.get(e.api_version)
+        if bucket is None:
+            bucket = _Entry(ANCIENT_CHANGES, UPDATE, e.api_version, "", first.time, first.fields)
+            keep = [x for x in keep if x is not first]
+            keep.append(bucket)
+            buckets[e.api_version] = bucket
+        bucket.fields = bucket.fields.union(e.fields)
+        bucket.time = e.time
+        keep = [x for x in keep if x is not e]
+        count -= 1
+    return keep
+
+
+# --- Update --------------------------------------------------------------------
+
+
+def _record_update(
+    rt: ResourceType,
+    live: dict[str, Any] | None,
+    new: dict[str, Any],
+    entries: list[_Entry],
+    manager: str,
+    subresource: str,
+) -> list[_Entry]:
+    schema = schema_for(rt)
+    keep = _reset_filter(rt, subresource)
+    cmp = schema.compare(_without_managed(live), _without_managed(new))
+    changed = keep(cmp.changed())
+    removed = keep(cmp.removed)
+    for e in entries:
+        e.fields = e.fields.difference(changed).difference(removed)
+    taken = changed.difference(_STRIPPED)
+    if not taken.empty():
+        mine = _Entry(manager, UPDATE, rt.api_version, subresource, _now(), taken)
+        for e in entries:
+            if e.identity == mine.identity:
+                e.fields, e.time = e.fields.union(taken), mine.time
+                break
+        else:
+            entries.append(mine)
+    return _cap_updaters([e for e in entries if not e.fields.empty()])
+
+
+def _manager(opts: WriteOptions) -> str:
+    return opts.field_manager or default_manager(opts.user_agent)
+
+
+def track_create(rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+    """Set the managedFields of an object being created (after defaulting).
+
+    An apply has computed them already (``opts.managed_fields``); any other
+    create is an Update from nothing, starting from the entries the body
+    carries if they are valid (kube lets a client write managedFields)."""
+    if opts.managed_fields is not None:
+        _set_managed(obj, opts.managed_fields)
+        return
+    raw = _managed_of(obj)
+    try:
+        entries = [] if raw is None or _is_reset(raw) else _decode(raw)
+    except ValueError:
+        entries = []
+    _set_managed(obj, _encode(_record_update(rt, None, obj, entries, _manager(opts), "")))
+
+
+def track_update(
+    rt: ResourceType,
+    live: dict[str, Any],
+    new: dict[str, Any],
+    opts: WriteOptions,
+    subresource: str = "",
+) -> None:
+    """Set the managedFields of ``new``, written over ``live``.
+
+    The entries start from those ``new`` carries (a client may edit them;
+    ``[]`` clears them), or the live ones if it carries none or invalid ones,
+    or writes through a subresource."""
+    if opts.managed_fields is not None:
+        _set_managed(new, opts.managed_fields)
+        return
+    raw = _managed_of(new)
+    entries: list[_Entry] | None = None
+    if not subresource and raw is not None:
+        if _is_reset(raw):
+            entries = []
+        else:
+            try:
+                entries = _decode(raw) or None
+            except ValueError:
+                entries = None
+    if entries is None:
+        try:
+            entries = _decode(_managed_of(live) or [])
+        except ValueError:
+            entries = []
+    result = _record_update(rt, live, new, entries, _manager(opts), subresource)
+    _set_managed(new, _encode(result))
+
+
+# --- Apply ---------------------------------------------------------------------
+
+
+def _print_manager(e: _Entry) -> str:
+    out = f'"{e.manager}"'
+    if e.subresource:
+        out += f' with subresource "{e.subresource}"'
+    if e.operation == UPDATE:
+        out += f" using {e.api_version}"
+    return out
+
+
+def conflict_error(conflicts: list[tuple[_Entry, Path]]) -> StatusError:
+    """kube's apply conflict: a 409 whose causes name each field and owner."""
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {_print_manager(e)}",
+            "field": format_path(p),
+        }
+        for e, p in conflicts
+    ]
+    if len(conflicts) == 1:
+        e, p = conflicts[0]
+        message = (
+            f"Apply failed with 1 conflict: conflict with {_print_manager(e)}: {format_path(p)}"
+        )
+    else:
+        lines: list[str] = []
+        by_manager: dict[str, list[Path]] = {}
+        for e, p in conflicts:
+            by_manager.setdefault(_print_manager(e), []).append(p)
+        for name in sorted(by_manager):
+            lines.append(f"conflicts with {name}:")
+            lines.extend(f"- {format_path(p)}" for p in by_manager[name])
+        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return StatusError(409, "Conflict", message, {"causes": causes})
+
+
+def _prune(
+    schema: Schema,
+    merged: dict[str, Any],
+    last: FieldSet,
+    entries: list[_Entry],
+    applied: FieldSet,
+) -> Any:
+    """Remove what the applier set last time, dropped now, and nobody else
+    owns (SMD's ``prune``: a path goes with everything under it, so an
+    ancestor goes only if no owned path lies below it)."""
+    owned = applied.union(_STRIPPED)
+    for e in entries:
+        owned = owned.union(e.fields)
+    gone = last.with_ancestors().difference(owned.with_ancestors())
+    if gone.empty():
+        return merged
+    return schema.remove(merged, gone)
+
+
+def apply(
+    rt: ResourceType,
+    live: dict[str, Any] | None,
+    config: Any,
+    opts: WriteOptions,
+    subresource: str = "",
+) -> dict[str, Any]:
+    """Merge ``config`` into ``live`` (``None``: the object is being created)
+    as ``opts.field_manager``; returns the new object and leaves the entries
+    to store in ``opts.managed_fields``. Raises the 409 of ``conflict_error``
+    unless ``opts.force``."""
+    if not isinstance(config, dict):
+        raise bad_request("apply patch must be an object")
+    cmeta = config.get("metadata")
+    if isinstance(cmeta, dict) and cmeta.get("managedFields") is not None:
+        raise bad_request("metadata.managedFields must be nil")
+    version = config.get("apiVersion")
+    if version and version != rt.api_version:
+        raise bad_request(
+            "Incorrect version specified in apply patch. Specified patch version: "
+            f"{version}, expected: {rt.api_version}"
+        )
+    schema = schema_for(rt)
+    keep = _reset_filter(rt, subresource)
+    try:
+        entries = _decode(_managed_of(live) or [])
+    except ValueError:
+        entries = []
+    base = _without_managed(live)
+    if live is None:
+        base = {"apiVersion": rt.api_version, "kind": rt.kind}
+    merged = schema.merge(base, config)
+    applied = keep(schema.to_field_set(config))
+
+    me = _Entry(opts.field_manager, APPLY, rt.api_version, subresource, None, applied)
+    others = [e for e in entries if e.identity != me.identity]
+    previous = next((e for e in entries if e.identity == me.identity), None)
+    if previous is not None:
+        me.time = previous.time
+        merged = _prune(schema, merged, previous.fields, others, applied)
+
+    cmp = schema.compare(base, merged)
+    changed = keep(cmp.changed())
+    removed = keep(cmp.removed)
+    conflicts: list[tuple[_Entry, Path]] = []
+    for e in sorted(others, key=lambda e: e.identity):
+        conflicts.extend((e, p) for p in e.fields.intersection(changed).paths())
+    if conflicts and not opts.force:
+        raise conflict_error(conflicts)
+    for e in others:
+        e.fields = e.fields.difference(changed).difference(removed)
+    me.fields = applied.difference(_STRIPPED)
+    if merged != base:
+        me.time = _now()
+    opts.managed_fields = _encode([*others, me])
+    out: dict[str, Any] = copy.deepcopy(merged) if merged is base else merged
+    return out
