@@ -691,6 +691,31 @@ class ResourceClient:
         path = self._path(self._ns_for_item(namespace), name, subresource)
         return self._call("PATCH", path, query=query, body=patch, content_type=content_type)
 
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply ``obj`` as ``field_manager``: PATCH with
+        ``application/apply-patch+yaml`` (a JSON body is valid YAML), creating
+        the object if it does not exist.
+
+        The server merges ``obj`` into the live object and records that
+        ``field_manager`` owns exactly the fields ``obj`` sets; fields it applied
+        before and leaves out now are removed unless another manager owns them.
+        Changing a field another manager owns raises ``ConflictError`` (its
+        ``body["details"]["causes"]`` name each field and owner) unless
+        ``force`` takes the fields over. The namespace is ``namespace``, else
+        ``obj``'s, else "default".
+        """
+        path = self._path(self._ns_of(obj, namespace), self._name_of(obj))
+        query = {"field_manager": field_manager, "force": force}
+        return self._call(
+            "PATCH", path, query=query, body=obj, content_type=PATCH_CONTENT_TYPES["apply"]
+        )
+
     def delete(
         self,
         name: str,
