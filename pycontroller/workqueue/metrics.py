@@ -10,7 +10,11 @@ Metric names, units and update rules are client-go's (subsystem ``workqueue``,
 label ``name``):
 
 - ``workqueue_depth``: +1 on every ``add`` that marks an item dirty (also while
-  the item is being processed), -1 on every ``get``.
+  the item is being processed), -1 on every ``get``. A ``PriorityQueue``
+  records its depth per priority: its series carry a second label,
+  ``priority`` (controller-runtime's ``MetricsProviderWithPriority``), when
+  its provider has ``new_depth_metric_with_priority``; otherwise it records
+  the plain series.
 - ``workqueue_adds_total``: +1 on every ``add`` that marks an item dirty.
 - ``workqueue_queue_duration_seconds``: at ``get``, seconds since the first
   ``add`` after the previous ``get`` of that item.
@@ -31,7 +35,8 @@ queues that already exist keep the provider they were built with.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import prometheus_client
 
@@ -43,9 +48,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CounterMetric",
+    "DepthMetricWithPriority",
     "GaugeMetric",
     "HistogramMetric",
     "MetricsProvider",
+    "MetricsProviderWithPriority",
     "NoopMetricsProvider",
     "PrometheusMetricsProvider",
     "SettableGaugeMetric",
@@ -109,6 +116,26 @@ class MetricsProvider(Protocol):
     def new_retries_metric(self, name: str) -> CounterMetric: ...
 
 
+class DepthMetricWithPriority(Protocol):
+    """The depth gauge of a priority queue, moved by one at a given priority."""
+
+    def inc(self, priority: int) -> None: ...
+
+    def dec(self, priority: int) -> None: ...
+
+
+@runtime_checkable
+class MetricsProviderWithPriority(MetricsProvider, Protocol):
+    """A provider that can label a priority queue's depth by priority.
+
+    controller-runtime's ``MetricsProviderWithPriority``. A ``PriorityQueue``
+    whose provider lacks ``new_depth_metric_with_priority`` records its depth
+    in the plain ``new_depth_metric`` gauge, all priorities together.
+    """
+
+    def new_depth_metric_with_priority(self, name: str) -> DepthMetricWithPriority: ...
+
+
 class _NoopMetric:
     """Accepts every metric call and records nothing."""
 
@@ -153,7 +180,7 @@ class NoopMetricsProvider:
         return _NOOP_METRIC
 
 
-_C = TypeVar("_C", prometheus_client.Gauge, prometheus_client.Counter, prometheus_client.Histogram)
+_C = TypeVar("_C", bound=prometheus_client.metrics.MetricWrapperBase)
 
 
 def _register(
@@ -167,13 +194,65 @@ def _register(
     return register(cls, name, documentation, ["name"], registry=registry, **kwargs)
 
 
+class _DepthGauge(prometheus_client.Gauge):
+    """``workqueue_depth``: the plain series (label ``name``) of the queues, plus
+    the series of priority queues (labels ``name`` and ``priority``).
+
+    controller-runtime gives every series of its gauge a ``priority`` label,
+    empty for the queues without priorities. Here the series of the other
+    queues keep exactly the label set they always had (``{name="..."}``, which
+    dashboards and alerts select on) and only priority queues add the label:
+    one metric family whose samples have two label sets, which the exposition
+    formats and Prometheus accept. The priority series live in a dict beside
+    the labelled children and are appended to the family in ``collect``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Set before the base class registers the collector (registration may collect).
+        self._priority_lock = threading.Lock()
+        self._priority_depths: dict[tuple[str, str], float] = {}
+        super().__init__(*args, **kwargs)
+
+    def move_priority(self, name: str, priority: int, amount: float) -> None:
+        """Add ``amount`` to the series ``{name=name, priority=str(priority)}``."""
+        key = (name, str(priority))
+        with self._priority_lock:
+            self._priority_depths[key] = self._priority_depths.get(key, 0.0) + amount
+
+    def collect(self) -> Iterable[prometheus_client.Metric]:
+        families = list(super().collect())
+        with self._priority_lock:
+            depths = sorted(self._priority_depths.items())
+        if depths:
+            family = families[0]
+            for (name, priority), value in depths:
+                family.add_sample(family.name, {"name": name, "priority": priority}, value)
+        return families
+
+
+class _PriorityDepth:
+    """One priority queue's view of ``_DepthGauge``: ``inc``/``dec`` at a priority."""
+
+    __slots__ = ("_gauge", "_name")
+
+    def __init__(self, gauge: _DepthGauge, name: str) -> None:
+        self._gauge = gauge
+        self._name = name
+
+    def inc(self, priority: int) -> None:
+        self._gauge.move_priority(self._name, priority, 1.0)
+
+    def dec(self, priority: int) -> None:
+        self._gauge.move_priority(self._name, priority, -1.0)
+
+
 class _PrometheusCollectors:
     """The seven labelled collectors registered once in one registry."""
 
     def __init__(self, registry: prometheus_client.CollectorRegistry) -> None:
         self.depth = _register(
             registry,
-            prometheus_client.Gauge,
+            _DepthGauge,
             "workqueue_depth",
             "Current depth of the workqueue.",
         )
@@ -243,6 +322,9 @@ class PrometheusMetricsProvider:
         child: GaugeMetric = self._c.depth.labels(name=name)
         return child
 
+    def new_depth_metric_with_priority(self, name: str) -> DepthMetricWithPriority:
+        return _PriorityDepth(self._c.depth, name)
+
     def new_adds_metric(self, name: str) -> CounterMetric:
         child: CounterMetric = self._c.adds.labels(name=name)
         return child
@@ -289,6 +371,31 @@ def get_global_metrics_provider() -> MetricsProvider:
         return _global_provider
 
 
+class _UnlabelledDepth:
+    """A priority queue's depth in a provider's plain gauge: priorities are dropped."""
+
+    __slots__ = ("_gauge",)
+
+    def __init__(self, gauge: GaugeMetric) -> None:
+        self._gauge = gauge
+
+    def inc(self, priority: int) -> None:
+        self._gauge.inc()
+
+    def dec(self, priority: int) -> None:
+        self._gauge.dec()
+
+
+NOOP_GAUGE: GaugeMetric = _NOOP_METRIC
+
+
+def new_priority_depth_metric(provider: MetricsProvider, name: str) -> DepthMetricWithPriority:
+    """The depth metric of priority queue ``name``: by priority when ``provider`` can."""
+    if isinstance(provider, MetricsProviderWithPriority):
+        return provider.new_depth_metric_with_priority(name)
+    return _UnlabelledDepth(provider.new_depth_metric(name))
+
+
 def resolve_provider(name: str, provider: MetricsProvider | None) -> MetricsProvider | None:
     """The provider queue ``name`` records with, or None when it records nothing.
 
@@ -323,9 +430,18 @@ class QueueMetrics:
         "_work_duration",
     )
 
-    def __init__(self, name: str, provider: MetricsProvider, clock: Clock) -> None:
+    def __init__(
+        self,
+        name: str,
+        provider: MetricsProvider,
+        clock: Clock,
+        *,
+        depth: GaugeMetric | None = None,
+    ) -> None:
         self._clock = clock
-        self._depth = provider.new_depth_metric(name)
+        # A priority queue passes a no-op here and keeps its depth per priority
+        # (new_priority_depth_metric), so that it creates no plain depth series.
+        self._depth = depth if depth is not None else provider.new_depth_metric(name)
         self._adds = provider.new_adds_metric(name)
         self._latency = provider.new_latency_metric(name)
         self._work_duration = provider.new_work_duration_metric(name)

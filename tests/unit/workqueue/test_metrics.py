@@ -358,6 +358,8 @@ def test_public_api() -> None:
         "Queue",
         "DelayingQueue",
         "RateLimitingQueue",
+        "PriorityQueue",
+        "LOW_PRIORITY",
         "RateLimiter",
         "ItemExponentialFailureRateLimiter",
         "ItemFastSlowRateLimiter",
