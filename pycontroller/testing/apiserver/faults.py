@@ -4,8 +4,9 @@
 on method (upper-case, None = any) and a regex searched in the path with its
 query string. A matching request consumes one of the rule's ``times`` and is
 answered with that status and a ``Status`` body (429 also carries
-``Retry-After: 1``). Latency rules sleep before handling every matching
-request until cleared. Thread-safe.
+``Retry-After``: 1 second unless the rule gives ``retry_after``). Latency
+rules sleep before handling every matching request until cleared.
+Thread-safe.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from pycontroller.testing.apiserver.status import for_code
+from pycontroller.testing.apiserver.status import StatusError, for_code
 
 __all__ = ["Faults"]
 
@@ -26,6 +27,15 @@ class _FailRule:
     method: str | None
     pattern: re.Pattern[str] | None
     message: str
+    retry_after: int | None = None
+
+    def error(self) -> StatusError:
+        err = for_code(self.status, self.message)
+        if self.retry_after is not None:
+            # kube-apiserver sends both: the header and details.retryAfterSeconds.
+            err.headers["Retry-After"] = str(self.retry_after)
+            err.details = {**(err.details or {}), "retryAfterSeconds": self.retry_after}
+        return err
 
     def matches(self, method: str, path: str) -> bool:
         if self.method is not None and self.method != method:
@@ -52,15 +62,24 @@ class Faults:
         method: str | None = None,
         path_regex: str | None = None,
         message: str = "",
+        retry_after: int | None = None,
     ) -> None:
+        """Fail the next ``times`` matching requests with ``status``.
+
+        ``retry_after`` (seconds) sets the ``Retry-After`` header (and
+        ``details.retryAfterSeconds``) of the answer, whatever its status.
+        """
         if times <= 0:
             return
+        if retry_after is not None and retry_after < 0:
+            raise ValueError("retry_after must be >= 0")
         rule = _FailRule(
             status,
             times,
             method.upper() if method else None,
             re.compile(path_regex) if path_regex else None,
             message,
+            retry_after,
         )
         with self._lock:
             self._fail.append(rule)
@@ -74,6 +93,11 @@ class Faults:
             ]
             if seconds > 0:
                 self._latency.append(_LatencyRule(seconds, pattern))
+
+    def pending(self) -> int:
+        """Failures still to be answered by the ``fail_next`` rules."""
+        with self._lock:
+            return sum(r.remaining for r in self._fail)
 
     def clear(self) -> None:
         with self._lock:
@@ -94,7 +118,7 @@ class Faults:
                     rule.remaining -= 1
                     if rule.remaining <= 0:
                         self._fail.remove(rule)
-                    err = for_code(rule.status, rule.message)
+                    err = rule.error()
                     break
             else:
                 return

@@ -292,8 +292,14 @@ class APIServer:
         times: int = 1,
         method: str | None = None,
         path_regex: str | None = None,
+        *,
+        retry_after: int | None = None,
     ) -> None:
-        self.faults.fail_next(status, times, method, path_regex)
+        """Answer the next ``times`` requests matching ``method`` and
+        ``path_regex`` (searched in path+query) with ``status`` and a Status
+        body; ``retry_after`` sets the ``Retry-After`` header (a 429 has 1 s
+        by default)."""
+        self.faults.fail_next(status, times, method, path_regex, retry_after=retry_after)
 
     def set_latency(self, seconds: float, path_regex: str | None = None) -> None:
         """Delay every request whose path+query matches ``path_regex`` (all when
