@@ -708,7 +708,9 @@ class REST:
                                 "namespace sent on the request"
                             )
                         ameta["namespace"] = ns
-                    obj = fieldmanager.apply(rt, None, obj, opts)
+                    # Checked against the version the patch names, not the one set above.
+                    config = {**obj, "apiVersion": patch.get("apiVersion") or rt.api_version}
+                    obj = fieldmanager.apply(rt, None, config, opts)
                     return self._create_locked(rt, ns, obj, opts), True
                 raise not_found(rt, name)
             patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
