@@ -38,6 +38,7 @@ from .store import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from .transforms import strip_managed_fields
 
 # Plain sorted() order (pinned by tests/unit/test_public_api.py), not ruff's isort-style
 # order, which would put the NAMESPACE_INDEX constant first.
@@ -76,5 +77,6 @@ __all__ = [  # noqa: RUF022
     "meta_namespace_index_func",
     "meta_namespace_key_func",
     "split_meta_namespace_key",
+    "strip_managed_fields",
     "wait_for_cache_sync",
 ]
