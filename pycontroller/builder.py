@@ -173,7 +173,11 @@ class _ControllerRunnable:
         self.workers = workers
 
     def run(self, stop: threading.Event) -> bool:
-        return self.controller.run(self.workers, stop) is not False
+        name = self.controller.name
+        logger.info("controller=%s action=start workers=%d", name, self.workers)
+        finished = self.controller.run(self.workers, stop) is not False
+        logger.info("controller=%s action=stopped in_flight_finished=%s", name, finished)
+        return finished
 
     def need_leader_election(self) -> bool:
         return True

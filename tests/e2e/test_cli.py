@@ -317,3 +317,87 @@ def test_cli_not_ready_without_api_server_and_still_stops(tmp_path: Path) -> Non
         assert proc.terminate_and_wait(10.0) == 0, proc.output()
     finally:
         proc.kill()
+
+
+# --- shutdown (issue 9, finding 4) ----------------------------------------------------
+
+CHILD_PLURALS = ("services", "configmaps", "deployments", "balancers")
+
+
+def child_writes(server: APIServer) -> int:
+    """Writes of the controller's own objects (Events excluded: the recorder flushes on exit)."""
+    return sum(server.writes(plural) for plural in CHILD_PLURALS)
+
+
+def create_balancers(server: APIServer, count: int) -> None:
+    balancers = ResourceClient(
+        server.api_client(), "exposer.hliangzhao.io", "v1alpha1", "balancers"
+    )
+    with SAMPLE.open() as f:
+        sample = yaml.safe_load(f)
+    for i in range(count):
+        sample["metadata"] = {"name": f"b{i:02d}", "namespace": "default"}
+        balancers.create(sample, namespace="default")
+
+
+def test_sigterm_during_a_large_initial_sync_stops_without_draining_the_backlog(
+    server: APIServer, tmp_path: Path
+) -> None:
+    """SIGTERM 1.5 s into the initial sync of 60 Balancers: only in-flight syncs finish.
+
+    Before the Manager the controller drained the whole queue: exit 0 after
+    31 s with 621 writes after the signal.
+    """
+    create_balancers(server, 60)
+    kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    proc = Proc(
+        [
+            *("--kubeconfig", kubeconfig, "--metrics-bind-address", "0"),
+            *("--health-probe-bind-address", "0", "--workers", "2"),
+        ]
+    )
+    try:
+        wait_for(lambda: child_writes(server) > 0, 20, what="the initial sync to start")
+        time.sleep(1.5)  # the scenario: SIGTERM 1.5 s into the sync
+        before = child_writes(server)
+        started = time.monotonic()
+        assert proc.terminate_and_wait(25.0) == 0, proc.output()
+        seconds = time.monotonic() - started
+        after = child_writes(server) - before
+    finally:
+        proc.kill()
+    assert seconds < 10.0, f"exit took {seconds:.1f}s after SIGTERM"
+    # Two workers, each finishing one Balancer (at most 7 writes: 3 backend
+    # Services, front Service, ConfigMap, Deployment, status).
+    assert after <= 2 * 7, f"{after} writes after SIGTERM: the backlog was drained"
+    balancers = ResourceClient(
+        server.api_client(), "exposer.hliangzhao.io", "v1alpha1", "balancers"
+    ).list("default")["items"]
+    synced = sum(1 for b in balancers if b.get("status"))
+    assert synced < 30, f"{synced} of 60 Balancers synced: the backlog was worked off"
+
+
+def test_a_hung_sync_does_not_hold_exit_past_the_deadline(
+    server: APIServer, tmp_path: Path
+) -> None:
+    create_balancers(server, 2)
+    # Every ConfigMap create hangs (the server sleeps before answering).
+    server.set_latency(30.0, path_regex=r"^/api/v1/namespaces/default/configmaps")
+    kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    proc = Proc(
+        [
+            *("--kubeconfig", kubeconfig, "--metrics-bind-address", "0"),
+            *("--health-probe-bind-address", "0", "--graceful-shutdown-timeout", "2"),
+        ]
+    )
+    try:
+        wait_for(lambda: server.writes("services") > 0, 20, what="a sync to be in flight")
+        started = time.monotonic()
+        code = proc.terminate_and_wait(15.0)
+        seconds = time.monotonic() - started
+    finally:
+        proc.kill()
+        server.clear_faults()
+    assert code != 0, f"abandoned work must show in the exit code:\n{proc.output()}"
+    assert seconds < 2.0 + 4.0, f"exit took {seconds:.1f}s with a 2 s deadline"
+    assert "Abandoning" in proc.output()
