@@ -438,23 +438,24 @@ def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:
     to the (apiGroup, resource, verb) RBAC checks and compare with deploy/."""
     testing = pytest.importorskip("pycontroller.testing")
     main = pytest.importorskip("controllers.balancer.__main__")
-    from controllers.balancer.controller import BalancerController
+    from controllers.balancer.controller import COMPONENT, setup
+    from pycontroller import Manager
 
     ns, name = "default", "balancer-sample"
     svc = f"/api/v1/namespaces/{ns}/services"
     balancer_path = f"/apis/{names.API_VERSION}/namespaces/{ns}/balancers/{name}"
     with testing.APIServer(crds=[str(CRD_FILE)]) as server:
         call = _driver(server)
-        api_client = server.api_client()
-        bc = BalancerController(api_client)
-        args = main.parse_args(["--leader-elect", "--leader-election-namespace", ns])
+        mgr = Manager(
+            server.api_client(),
+            leader_election=True,
+            leader_election_id=main.LEADER_ELECTION_ID,
+            leader_election_namespace=ns,
+            name=COMPONENT,
+        )
+        setup(mgr)
         stop = threading.Event()
-
-        def run() -> None:
-            bc.start_informers(stop)
-            main._run_leader_elected(api_client, args, bc, stop)
-
-        thread = threading.Thread(target=run, daemon=True)
+        thread = threading.Thread(target=mgr.run, args=(stop,), daemon=True)
         thread.start()
         try:
             (sample,) = _docs(SAMPLES / "balancer.yaml")
@@ -509,7 +510,6 @@ def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:
         finally:
             stop.set()
             thread.join(15)
-            bc.shutdown()
         assert not thread.is_alive()
         log = list(server.request_log)
 
@@ -524,12 +524,35 @@ def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:
     assert sorted(granted - _GRANTED_FOR_ADMISSION - used) == [], "granted but never used"
 
 
-def test_deployment_flags_parse_and_probes_match() -> None:
+def _deployment_args() -> tuple[dict[str, Any], Any]:
+    """The Deployment's pod spec and its container args as the controller parses them."""
     main = pytest.importorskip("controllers.balancer.__main__")
+    from pycontroller import Manager
+
     deployment = _deploy_objects()[("Deployment", "balancer-controller")]
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    args = main.parse_args(container["args"])
+    return pod, Manager.parse_args(container["args"], name="balancer", parser=main.parser())
+
+
+def test_graceful_shutdown_fits_in_the_termination_grace_period() -> None:
+    """The kubelet SIGKILLs at terminationGracePeriodSeconds: in-flight work,
+    the Lease release and the Event flush must fit before it (issue 9, finding 4)."""
+    from pycontroller.manager import RELEASE_GRACE
+
+    pod, args = _deployment_args()
+    assert pod["terminationGracePeriodSeconds"] == 30
+    (container,) = pod["containers"]
+    assert "--graceful-shutdown-timeout=25" in container["args"], "set explicitly, not by default"
+    assert args.graceful_shutdown_timeout == 25.0
+    assert args.graceful_shutdown_timeout + RELEASE_GRACE < pod["terminationGracePeriodSeconds"]
+    assert (args.kube_api_qps, args.kube_api_burst) == (20.0, 30)
+
+
+def test_deployment_flags_parse_and_probes_match() -> None:
+    pod, args = _deployment_args()
+    (container,) = pod["containers"]
+    deployment = _deploy_objects()[("Deployment", "balancer-controller")]
     assert args.leader_elect is True
     assert args.leader_election_namespace == "balancer-system"
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
