@@ -10,6 +10,7 @@ import pytest
 TOP_LEVEL = [
     "AlreadyExistsError",
     "ApiError",
+    "Builder",
     "ConflictError",
     "Controller",
     "EventRecorder",
@@ -17,6 +18,7 @@ TOP_LEVEL = [
     "InvalidError",
     "LeaderElector",
     "LeaseLock",
+    "Manager",
     "NotFoundError",
     "Request",
     "ResourceClient",
@@ -184,3 +186,52 @@ def test_second_round_signatures_match_design() -> None:
     for name in ("create", "delete", "generic"):
         assert _params(getattr(predicates.Predicate, name)) == ["self", "obj"]
     assert _params(predicates.Predicate.update) == ["self", "old", "new"]
+
+
+def test_manager_and_builder_signatures_match_design() -> None:
+    from pycontroller import Builder, Manager
+
+    params = inspect.signature(Manager).parameters
+    assert list(params)[:10] == [
+        "api_client",
+        "namespace",
+        "metrics_bind_address",
+        "health_probe_bind_address",
+        "leader_election",
+        "leader_election_id",
+        "leader_election_namespace",
+        "graceful_shutdown_timeout",
+        "resync_period",
+        "name",
+    ]
+    assert all(p.kind is p.KEYWORD_ONLY for p in list(params.values())[1:])
+    defaults = {n: p.default for n, p in params.items()}
+    assert defaults["api_client"] is None
+    assert defaults["metrics_bind_address"] == defaults["health_probe_bind_address"] == "0"
+    assert (defaults["graceful_shutdown_timeout"], defaults["resync_period"]) == (25.0, 600.0)
+    assert _params(Manager.from_args)[:4] == ["argv", "name", "parser", "crds"]
+    assert _params(Manager.client) == ["self", "group", "version", "plural", "namespaced"]
+    for method in ("recorder", "add", "controller", "run"):
+        assert callable(getattr(Manager, method))
+    assert _params(Manager.run) == ["self", "stop"]
+    assert _params(Builder.for_)[:6] == [
+        "self",
+        "group",
+        "version",
+        "plural",
+        "namespaced",
+        "predicates",
+    ]
+    assert _params(Builder.owns)[:6] == _params(Builder.for_)[:6]
+    assert _params(Builder.watches)[:7] == [
+        "self",
+        "group",
+        "version",
+        "plural",
+        "map_fn",
+        "namespaced",
+        "predicates",
+    ]
+    assert _params(Builder.with_event_filter) == ["self", "predicates"]
+    assert _params(Builder.with_options)[:3] == ["self", "workers", "rate_limiter"]
+    assert _params(Builder.complete) == ["self", "reconcile"]
