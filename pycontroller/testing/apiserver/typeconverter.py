@@ -33,11 +33,6 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _builtin: dict[tuple[str, str, str], Schema] | None = None
 _crd_cache: dict[int, tuple[Any, Schema]] = {}
-_DEDUCED = Schema(None)
-
-
-def _object_meta_schema() -> Schema:
-    return Schema(common_schemas()[OBJECT_META])
 
 
 def _definitions_file() -> Any:
