@@ -638,3 +638,24 @@ def test_shutdown_with_full_queue_returns(sink: FakeSink) -> None:
     r._thread.join(5)
     assert not r._thread.is_alive()
     assert r.flush(1)  # the dropped events are no longer pending
+
+
+def test_recorder_writes_through_its_own_token_bucket() -> None:
+    """client-go's broadcaster has its own budget: Events never spend the tokens
+    the controller's other clients on the same ApiClient share."""
+    from kubernetes.client import ApiClient, Configuration
+
+    from pycontroller.client import TokenBucketRateLimiter, rate_limiter_for
+
+    cfg = Configuration()
+    cfg.host = "http://127.0.0.1:9"
+    api = ApiClient(configuration=cfg)
+    own = EventRecorder(api, "budget-test")
+    given = TokenBucketRateLimiter(1, 1)
+    shared = EventRecorder(api, "budget-test-2", rate_limiter=given)
+    try:
+        assert own._sink._rate_limiter is not rate_limiter_for(api)  # type: ignore[attr-defined]
+        assert shared._sink._rate_limiter is given  # type: ignore[attr-defined]
+    finally:
+        own.shutdown(0)
+        shared.shutdown(0)
