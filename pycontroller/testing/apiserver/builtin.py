@@ -16,13 +16,51 @@ allocating fresh addresses).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import threading
 from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
-__all__ = ["BUILTIN_TYPES", "Defaulter", "builtin_types"]
+__all__ = ["BUILTIN_TYPES", "MAX_SECRET_SIZE", "Defaulter", "builtin_types", "tracks_generation"]
+
+# core.MaxSecretSize: the most a ConfigMap's data+binaryData or a Secret's data
+# may hold (1 MiB), checked by ValidateConfigMap / ValidateSecret.
+MAX_SECRET_SIZE = 1024 * 1024
+
+# The built-in kinds whose registry strategy sets metadata.generation (1 on
+# create, +1 on a spec change) in Kubernetes 1.32. Every other built-in kind
+# (ConfigMap, Secret, Service, Pod, Namespace, ...) has no generation;
+# custom resources always do.
+_GENERATION_KINDS = frozenset(
+    {
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+        ("", "ReplicationController"),
+        ("policy", "PodDisruptionBudget"),
+        ("networking.k8s.io", "NetworkPolicy"),
+        ("networking.k8s.io", "Ingress"),
+        ("networking.k8s.io", "IngressClass"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    }
+)
+
+
+def tracks_generation(rt: ResourceType) -> bool:
+    """Whether the server owns ``metadata.generation`` for ``rt``'s objects."""
+    return rt.is_crd or (rt.group, rt.kind) in _GENERATION_KINDS
 
 
 def _rt(
@@ -181,6 +219,17 @@ class Defaulter:
             labels["kubernetes.io/metadata.name"] = name
         elif key == ("", "Secret"):
             obj.setdefault("type", "Opaque")
+            # Convert_v1_Secret_To_core_Secret: stringData is write-only, merged
+            # into data (base64) and never stored.
+            string_data = obj.pop("stringData", None)
+            if isinstance(string_data, dict) and string_data:
+                data = obj.get("data")
+                if not isinstance(data, dict):
+                    data = {}
+                    obj["data"] = data
+                for k, v in string_data.items():
+                    if isinstance(v, str):
+                        data[k] = base64.b64encode(v.encode()).decode("ascii")
 
     def _default_service(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = obj.setdefault("spec", {})
@@ -290,6 +339,17 @@ def validate(
                 old_sel = (old.get("spec") or {}).get("selector")
                 if old_sel is not None and old_sel != selector:
                     causes.append(_cause("spec.selector", "Invalid value: field is immutable"))
+    elif key == ("", "ConfigMap"):
+        size = _bytes_size(obj.get("data"), binary=False) + _bytes_size(
+            obj.get("binaryData"), binary=True
+        )
+        if size > MAX_SECRET_SIZE:
+            # field.TooLong(field.NewPath(""), cfg, core.MaxSecretSize): the
+            # empty path prints as "[]".
+            causes.append(_too_long("[]", MAX_SECRET_SIZE))
+    elif key == ("", "Secret"):
+        if _bytes_size(obj.get("data"), binary=True) > MAX_SECRET_SIZE:
+            causes.append(_too_long("data", MAX_SECRET_SIZE))
     elif key == ("", "Service") and old is not None:
         new_ip = (obj.get("spec") or {}).get("clusterIP")
         old_ip = (old.get("spec") or {}).get("clusterIP")
@@ -298,6 +358,30 @@ def validate(
                 _cause("spec.clusterIPs[0]", f'Invalid value: "{new_ip}": may not change once set')
             )
     return causes
+
+
+def _too_long(field: str, limit: int) -> dict[str, Any]:
+    """``field.TooLong`` (1.32 wording)."""
+    return _cause(field, f"Too long: may not be more than {limit} bytes", "FieldValueTooLong")
+
+
+def _bytes_size(values: Any, *, binary: bool) -> int:
+    """The bytes a ``map[string]string`` (UTF-8) or ``map[string][]byte``
+    (base64 on the wire, counted decoded) holds."""
+    if not isinstance(values, dict):
+        return 0
+    total = 0
+    for v in values.values():
+        if not isinstance(v, str):
+            continue
+        if binary:
+            try:
+                total += len(base64.b64decode(v))
+            except (binascii.Error, ValueError):
+                total += len(v) * 3 // 4
+        else:
+            total += len(v.encode("utf-8"))
+    return total
 
 
 def _go_map(m: dict[str, Any]) -> str:

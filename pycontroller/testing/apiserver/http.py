@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
+from pycontroller.testing.apiserver.decode import decode_body
 from pycontroller.testing.apiserver.discovery import discovery_response, version_info
 from pycontroller.testing.apiserver.events import events_field_selector
 from pycontroller.testing.apiserver.openapi import openapi_response
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import WriteOptions, rkey
+from pycontroller.testing.apiserver.rest import WriteOptions, parse_resource_version, rkey
 from pycontroller.testing.apiserver.scale import scale_paths
 from pycontroller.testing.apiserver.selectors import (
     Selector,
@@ -47,6 +48,7 @@ from pycontroller.testing.apiserver.status import (
     bad_request,
     internal_error,
     method_not_allowed,
+    request_entity_too_large,
 )
 from pycontroller.testing.apiserver.table import to_table
 from pycontroller.testing.apiserver.watch import Watcher
@@ -59,6 +61,17 @@ __all__ = ["Route", "make_http_server", "route"]
 logger = logging.getLogger(__name__)
 
 JSON = "application/json"
+
+# kube-apiserver's --max-request-body-bytes default (3 MiB): a longer body is
+# refused with 413 (handlers/rest.go limitedReadBody).
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+
+# The verbs served; any other method is 405 MethodNotAllowed, as go-restful
+# answers through kube's ServiceErrorHandler (a Status, never an HTML page).
+# Oversized bodies up to this length are read and dropped before the 413.
+_DRAIN_MAX = 64 * 1024 * 1024
+
+_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 
 @dataclass
@@ -199,20 +212,64 @@ class _Handler(BaseHTTPRequestHandler):
     def do_OPTIONS(self) -> None:
         self._dispatch("OPTIONS")
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # BaseHTTPRequestHandler answers a method it has no do_X for with an
+        # HTML 501 page; route it through the normal path instead, which
+        # answers kube's 405 Status (and logs the request).
+        command = getattr(self, "command", None)
+        if code == 501 and isinstance(command, str) and command and command not in _METHODS:
+            self._dispatch(command.upper())
+            return
+        super().send_error(code, message, explain)
+
     def _read_body(self) -> bytes:
+        """The request body, refused with 413 past ``MAX_REQUEST_BODY_BYTES``
+        (a declared Content-Length is checked before anything is read; the
+        connection is then closed, since the body was left unread)."""
+        limit = MAX_REQUEST_BODY_BYTES
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             out = bytearray()
             while True:
                 line = self.rfile.readline()
-                size = int(line.split(b";")[0].strip() or b"0", 16)
+                try:
+                    size = int(line.split(b";")[0].strip() or b"0", 16)
+                except ValueError as err:
+                    self.close_connection = True
+                    raise bad_request("malformed chunked request body") from err
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
                     return bytes(out)
+                if len(out) + size > limit:
+                    self.close_connection = True
+                    raise request_entity_too_large(limit)
                 out += self.rfile.read(size)
                 self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError as err:
+            self.close_connection = True
+            raise bad_request("invalid Content-Length") from err
+        if length > limit:
+            self._discard(length)
+            raise request_entity_too_large(limit)
         return self.rfile.read(length) if length > 0 else b""
+
+    def _discard(self, length: int) -> None:
+        """Drop an oversized body unread into memory, so the client, which may
+        still be sending it, reads the 413 instead of a connection reset (as
+        Go's server drains a little before closing). Past ``_DRAIN_MAX`` the
+        connection is just closed."""
+        if length > _DRAIN_MAX:
+            self.close_connection = True
+            return
+        remaining = length
+        while remaining > 0:
+            chunk = self.rfile.read(min(remaining, 1 << 16))
+            if not chunk:
+                self.close_connection = True
+                return
+            remaining -= len(chunk)
 
     def _send(
         self, code: int, body: bytes, ctype: str = JSON, headers: dict[str, str] | None = None
@@ -233,11 +290,11 @@ class _Handler(BaseHTTPRequestHandler):
         code = 500
         logged = False
         try:
-            body = self._read_body()
-            delay = app.faults.latency_for(raw_path)
-            if delay > 0:
-                time.sleep(delay)
             try:
+                body = self._read_body()
+                delay = app.faults.latency_for(raw_path)
+                if delay > 0:
+                    time.sleep(delay)
                 app.faults.check(method, raw_path)
                 self._handle(method, raw_path, body)
                 code = 200  # only watches return normally (already logged)
@@ -279,6 +336,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = split.path
         params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         accept = self.headers.get("Accept") or ""
+        if method not in _METHODS:
+            raise method_not_allowed()
         if path.rstrip("/") == "/version":
             raise _Response(200, _json.dumps(version_info()))
         if path in ("/healthz", "/livez", "/readyz"):
@@ -322,6 +381,7 @@ class _Handler(BaseHTTPRequestHandler):
                     continue_token=params.get("continue"),
                 )
             else:
+                parse_resource_version(params.get("resourceVersion"))
                 out = app.rest.get(rt, r.namespace or "", r.name)
             self._reply(200, rt, out, accept)
         opts = WriteOptions(
@@ -334,13 +394,18 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST":
             if r.name is not None:
                 raise method_not_allowed()
-            obj = app.rest.create(rt, r.namespace, self._decode(body), opts)
+            obj = app.rest.create(rt, r.namespace, self._decode_object(rt, body, opts), opts)
             self._reply(201, rt, obj, accept, opts)
         if method == "PUT":
             if r.name is None:
                 raise method_not_allowed()
             obj = app.rest.update(
-                rt, r.namespace, r.name, self._decode(body), opts, subresource=r.subresource
+                rt,
+                r.namespace,
+                r.name,
+                self._decode_object(rt, body, opts),
+                opts,
+                subresource=r.subresource,
             )
             self._reply(200, rt, obj, accept, opts)
         if method == "PATCH":
@@ -469,6 +534,21 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as err:
             raise bad_request(f"couldn't decode the request body: {err}") from err
 
+    def _decode_object(self, rt: ResourceType, body: bytes, opts: WriteOptions) -> Any:
+        """A create/update body decoded as kube's serializer does: wrong JSON
+        types are a 400, unknown fields of built-in kinds are dropped (a 400
+        under ``fieldValidation=Strict``, a warning under ``Warn``)."""
+        result = decode_body(rt, self._decode(body), body)
+        if result.unknown and not rt.is_crd:
+            if opts.field_validation == "Strict":
+                raise bad_request(
+                    "strict decoding error: "
+                    + ", ".join(f'unknown field "{p}"' for p in result.unknown)
+                )
+            if opts.field_validation != "Ignore":
+                opts.warnings.extend(f'unknown field "{p}"' for p in result.unknown)
+        return result.obj
+
     def _reply(
         self,
         code: int,
@@ -544,18 +624,20 @@ class _Handler(BaseHTTPRequestHandler):
             timeout = float(params["timeoutSeconds"]) if params.get("timeoutSeconds") else None
         except ValueError as err:
             raise bad_request(f"invalid timeoutSeconds: {params.get('timeoutSeconds')}") from err
-        if timeout is not None and timeout <= 0:
+        if timeout == 0:
             timeout = None  # kube: 0 means the server's default (no client-set deadline)
+        elif timeout is not None and timeout < 0:
+            # kube's watch handler arms a timer of the negative duration, which
+            # fires at once: the stream starts (200) and ends straight away.
+            timeout = 0.0
         rv_param = params.get("resourceVersion") or ""
         bookmarks = _truthy(params.get("allowWatchBookmarks"))
         send_initial = _truthy(params.get("sendInitialEvents"))
         initial = rv_param in ("", "0") or send_initial
         since: int | None = None
+        requested = parse_resource_version(rv_param)
         if not initial:
-            try:
-                since = int(rv_param)
-            except ValueError as err:
-                raise bad_request(f'invalid resource version "{rv_param}"') from err
+            since = requested
         watcher = Watcher(rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog))
         table = self._table_mode(self.headers.get("Accept") or "")
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None

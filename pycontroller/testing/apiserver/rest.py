@@ -59,11 +59,12 @@ from pycontroller.testing.apiserver.status import (
     namespace_not_found,
     not_found,
     qualified_resource,
+    unknown_error,
     unsupported_media_type,
 )
 from pycontroller.testing.apiserver.storage import Storage
 
-__all__ = ["REST", "WriteOptions", "now_rfc3339"]
+__all__ = ["REST", "WriteOptions", "now_rfc3339", "parse_resource_version"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +90,48 @@ _SCALE_RT = ResourceType(group="autoscaling", version="v1", kind="Scale", plural
 
 def now_rfc3339() -> str:
     return format_rfc3339(time.time())
+
+
+def _parse_uint(value: str) -> tuple[int | None, str]:
+    """Go's ``strconv.ParseUint(value, 10, 64)``: the number, or None and the
+    error text."""
+    if not value.isascii() or not value.isdigit():
+        return None, f"strconv.ParseUint: parsing {_go_quote(value)}: invalid syntax"
+    n = int(value)
+    if n >= 2**64:
+        return None, f"strconv.ParseUint: parsing {_go_quote(value)}: value out of range"
+    return n, ""
+
+
+def _go_quote(value: str) -> str:
+    return _json.dumps(value).decode()
+
+
+def parse_resource_version(value: str | None) -> int:
+    """A ``resourceVersion`` query parameter (list, watch, get) as the storage
+    layer parses it (``APIObjectVersioner.ParseResourceVersion``): "" and "0"
+    are 0; anything else must be an unsigned integer.
+
+    kube-apiserver 1.32 answers an unparsable one with a 500 whose Status has no
+    reason (the storage layer's ``InvalidError`` is not an API status, so
+    ``ErrorToAPIStatus`` reports it as unknown); that is reproduced here, so a
+    client that would loop on it against a cluster loops here too."""
+    if not value or value == "0":
+        return 0
+    n, err = _parse_uint(value)
+    if n is None:
+        raise unknown_error(500, f"resourceVersion: Invalid value: {_go_quote(value)}: {err}")
+    return n
+
+
+def _check_object_resource_version(value: Any) -> None:
+    """An update's ``metadata.resourceVersion`` as ``ObjectResourceVersion``
+    parses it: the bare ``strconv`` error, a 500 without reason in kube 1.32."""
+    if value in (None, ""):
+        return
+    n, err = _parse_uint(str(value))
+    if n is None:
+        raise unknown_error(500, err)
 
 
 @dataclass
@@ -341,13 +384,7 @@ class REST:
                         f'resourceVersionMatch: Unsupported value: "{resource_version_match}": '
                         'supported values: "Exact", "NotOlderThan"'
                     )
-                if resource_version:
-                    try:
-                        requested = int(resource_version)
-                    except ValueError as err:
-                        raise bad_request(f'invalid resource version "{resource_version}"') from err
-                else:
-                    requested = 0
+                requested = parse_resource_version(resource_version)
                 if resource_version_match == "Exact":
                     if requested == 0:
                         raise bad_request(
@@ -393,7 +430,8 @@ class REST:
         if stored_rt is not None:
             created = self.create(stored_rt, ns, events_mod.events_to_core(body), opts)
             return self.out(rt, created)
-        obj = copy.deepcopy(body)
+        # kind and apiVersion first, as kube serializes them.
+        obj = {"kind": rt.kind, "apiVersion": rt.api_version, **copy.deepcopy(body)}
         obj["kind"] = rt.kind
         obj["apiVersion"] = rt.api_version
         meta = _meta(obj)
@@ -465,7 +503,8 @@ class REST:
             meta.pop(k, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        meta["generation"] = 1
+        if builtin.tracks_generation(rt):
+            meta["generation"] = 1
         self.defaulter.default(rt, obj, None)
         causes = builtin.validate(rt, obj, None)
         if causes:
@@ -544,6 +583,7 @@ class REST:
                         ],
                     },
                 )
+            _check_object_resource_version(rv)
             if rv and str(rv) != _meta(old).get("resourceVersion"):
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, body, subresource)
@@ -569,15 +609,13 @@ class REST:
                 new.pop("status", None)
         meta = _meta(new)
         old_meta = _meta(old)
-        for k in (
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-        ):
+        system = ["name", "namespace", "uid", "creationTimestamp"]
+        system += ["deletionTimestamp", "deletionGracePeriodSeconds"]
+        if builtin.tracks_generation(rt):
+            # Kinds whose strategy owns generation; for the others it is an
+            # ordinary field the client may write (kube leaves it alone).
+            system.append("generation")
+        for k in system:
             if k in old_meta:
                 meta[k] = old_meta[k]
             else:
@@ -628,10 +666,16 @@ class REST:
                     ],
                 )
         fieldmanager.track_update(rt, old, new, opts, subresource)
-        gen = int(old_meta.get("generation") or 1)
-        if _spec_part(new) != _spec_part(old):
-            gen += 1
-        meta["generation"] = gen
+        if builtin.tracks_generation(rt):
+            gen = int(old_meta.get("generation") or 1)
+            if _spec_part(new) != _spec_part(old) or (
+                # kube's deployment strategy: annotations are copied to the
+                # ReplicaSets, so changing them bumps the generation too.
+                (rt.group, rt.kind) == ("apps", "Deployment")
+                and meta.get("annotations") != old_meta.get("annotations")
+            ):
+                gen += 1
+            meta["generation"] = gen
         if not meta.get("finalizers"):
             meta.pop("finalizers", None)
         if _without_rv(new) == _without_rv(old):
@@ -721,6 +765,7 @@ class REST:
             if pmeta.get("name", name) != name:
                 raise bad_request("metadata.name: Invalid value: the name cannot be changed")
             rv = pmeta.get("resourceVersion")
+            _check_object_resource_version(rv)
             if rv and str(rv) != _meta(old).get("resourceVersion"):
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
@@ -958,8 +1003,11 @@ class REST:
         if not nmeta.get("deletionTimestamp"):
             nmeta["deletionTimestamp"] = now_rfc3339()
             nmeta["deletionGracePeriodSeconds"] = 0
-            if rt.is_crd:
-                nmeta["generation"] = int(nmeta.get("generation") or 1) + 1
+            # rest.BeforeDelete / Store: a graceful or finalizer-delayed
+            # deletion bumps the generation of objects that have one.
+            gen = nmeta.get("generation")
+            if isinstance(gen, int) and not isinstance(gen, bool) and gen > 0:
+                nmeta["generation"] = gen + 1
         if is_ns:
             status = new.setdefault("status", {})
             status["phase"] = "Terminating"

@@ -30,9 +30,11 @@ __all__ = [
     "not_found",
     "qualified_kind",
     "qualified_resource",
+    "request_entity_too_large",
     "status_body",
     "success_status",
     "too_many_requests",
+    "unknown_error",
     "unsupported_media_type",
 ]
 
@@ -43,18 +45,23 @@ def status_body(
     message: str,
     details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A ``Status`` object with ``status: Failure``."""
+    """A ``Status`` object with ``status: Failure``, its fields in the order
+    kube's serializer writes them (kind, apiVersion, metadata, status, message,
+    reason, details, code). An empty ``reason`` (``StatusReasonUnknown``) and
+    ``details=None`` are omitted, as Go's ``omitempty`` does; ``details={}``
+    is kept (kube writes ``"details": {}`` for generic 404/405 answers)."""
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
-        "code": code,
     }
-    if details:
+    if reason:
+        body["reason"] = reason
+    if details is not None:
         body["details"] = details
+    body["code"] = code
     return body
 
 
@@ -199,7 +206,20 @@ def expired(message: str) -> StatusError:
 def method_not_allowed(
     message: str = "the server does not allow this method on the requested resource",
 ) -> StatusError:
-    return StatusError(405, "MethodNotAllowed", message)
+    """405 as go-restful's error goes through kube's ServiceErrorHandler
+    (``errors.NewGenericServerResponse``): with an empty ``details``."""
+    return StatusError(405, "MethodNotAllowed", message, {})
+
+
+def request_entity_too_large(limit: int) -> StatusError:
+    """``errors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))``."""
+    return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+
+def unknown_error(code: int, message: str) -> StatusError:
+    """What kube answers for an error that is not an API status
+    (``responsewriters.ErrorToAPIStatus``): the code, no reason, the message."""
+    return StatusError(code, "", message)
 
 
 def unsupported_media_type(content_type: str) -> StatusError:

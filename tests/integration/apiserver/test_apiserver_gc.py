@@ -186,10 +186,26 @@ def test_gc_chain_across_kinds(apiserver: APIServer) -> None:
 
 def test_custom_finalizer_generation_bump_only_on_delete(apiserver: APIServer) -> None:
     _, obj = request(apiserver, "POST", CM, {"metadata": {"name": "g", "finalizers": ["x/y"]}})
-    assert obj["metadata"]["generation"] == 1
+    assert "generation" not in obj["metadata"]  # ConfigMaps have no generation
     _, obj = request(apiserver, "DELETE", f"{CM}/g")
-    # Built-in kinds keep their generation when deletionTimestamp is set.
+    assert "generation" not in obj["metadata"] and obj["metadata"]["deletionTimestamp"]
+    # Store's markAsDeleting: an object that has a generation gets +1 when its
+    # deletionTimestamp is first set (here a Deployment held by a finalizer).
+    deploy = {
+        "metadata": {"name": "g", "finalizers": ["x/y"]},
+        "spec": {
+            "selector": {"matchLabels": {"app": "g"}},
+            "template": {
+                "metadata": {"labels": {"app": "g"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    _, obj = request(apiserver, "POST", path, deploy)
     assert obj["metadata"]["generation"] == 1
+    _, obj = request(apiserver, "DELETE", f"{path}/g")
+    assert obj["metadata"]["generation"] == 2
 
 
 def test_namespace_waits_for_finalized_contents(apiserver: APIServer) -> None:

@@ -1,0 +1,439 @@
+"""Decoding a request body as kube-apiserver's JSON serializer does.
+
+kube-apiserver decodes a built-in object into its Go struct with
+``sigs.k8s.io/json`` (case-sensitive ``encoding/json``): a value of the wrong
+JSON type (``metadata.name: 5``, a number in a ConfigMap's ``data``, an object
+where a list belongs) fails the decode, and the handler answers 400 BadRequest
+through ``transformDecodeError`` (``handlers/rest.go``)::
+
+    ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot
+    unmarshal number into Go struct field ObjectMeta.metadata.name of type string
+
+Fields the struct does not have are dropped; with ``fieldValidation=Strict``
+they are a 400 ``strict decoding error: unknown field "spec.foo"``, with
+``Warn`` (the default) a warning. A custom resource is decoded as unstructured
+JSON, but its ``metadata`` goes through ``metav1.ObjectMeta`` on its own
+(apiextensions-apiserver ``GetObjectMetaWithOptions``), so a wrong type there is
+the same 400 with the field path relative to ``ObjectMeta``.
+
+The Go types come from the Kubernetes OpenAPI definitions that the
+``kubernetes-validate`` package ships (the version this server reports,
+1.32), rather than from hand-written per-kind tables. What they cannot tell:
+named string types (``v1.Protocol`` is reported as ``string``) and the exact
+``time.Parse`` messages (times are type-checked, not parsed).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import re
+import threading
+from importlib import resources
+from typing import Any
+
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.status import StatusError, bad_request
+
+__all__ = ["DecodeResult", "decode_body", "type_error_message"]
+
+logger = logging.getLogger(__name__)
+
+# The Kubernetes minor whose definitions type built-in kinds (what /version reports).
+PINNED_MINOR = 32
+
+_REF = "#/$defs/"
+_META_V1 = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_TIME_TYPES = frozenset({_META_V1 + "Time", _META_V1 + "MicroTime"})
+_INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+_QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_OBJECT_META = _META_V1 + "ObjectMeta"
+# resource.ParseQuantity's ErrFormatWrong.
+_QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+_QUANTITY_ERR = (
+    "quantities must match the regular expression " "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+# reflect.Type.String() of the anonymous struct SimpleMetaFactory.Interpret decodes into.
+_FIND_KIND_TYPE = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+_INT_RANGES = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+}
+
+_lock = threading.Lock()
+_defs: dict[str, Any] | None = None
+_by_gvk: dict[tuple[str, str, str], str] = {}
+
+
+def _definitions_file() -> Any:
+    base = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
+    versions = [
+        p.name
+        for p in base.iterdir()
+        if p.name.startswith("v") and p.name.endswith("-local") and p.is_dir()
+    ]
+
+    def minor(name: str) -> int:
+        parts = name[1:].split("-")[0].split(".")
+        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+    if not versions:
+        raise FileNotFoundError("kubernetes-validate ships no schemas")
+    pinned = [v for v in versions if minor(v) == PINNED_MINOR]
+    name = pinned[0] if pinned else max(versions, key=minor)
+    return base.joinpath(name).joinpath("_definitions.json")
+
+
+def _load() -> dict[str, Any]:
+    global _defs
+    with _lock:
+        if _defs is None:
+            try:
+                doc = json.loads(_definitions_file().read_text(encoding="utf-8"))
+                defs: dict[str, Any] = doc.get("$defs") or doc.get("definitions") or {}
+            except (ImportError, OSError, ValueError) as err:
+                logger.warning(
+                    "kubernetes-validate's schemas are unavailable (%s): built-in bodies "
+                    "are not type-checked",
+                    err,
+                )
+                defs = {}
+            for name, node in defs.items():
+                for gvk in node.get("x-kubernetes-group-version-kind") or ():
+                    key = (gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", ""))
+                    _by_gvk.setdefault(key, name)
+            _defs = defs
+        return _defs
+
+
+class _TypeError(Exception):
+    """A Go ``*json.UnmarshalTypeError`` (gets struct/field context) or, with
+    ``plain``, another decode error reported as is."""
+
+    def __init__(self, message: str, *, plain: bool = False, go_type: str = "", value: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.plain = plain
+        self.go_type = go_type
+        self.value = value
+
+
+def type_error_message(value: str, go_type: str, struct: str | None, field: str) -> str:
+    """``json.UnmarshalTypeError.Error()``."""
+    if struct is not None or field:
+        return (
+            f"json: cannot unmarshal {value} into Go struct field {struct or ''}.{field} "
+            f"of type {go_type}"
+        )
+    return f"json: cannot unmarshal {value} into Go value of type {go_type}"
+
+
+def _json_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int | float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
+def _types(node: dict[str, Any]) -> list[str]:
+    t = node.get("type")
+    if isinstance(t, str):
+        return [t]
+    if isinstance(t, list):
+        return [x for x in t if x != "null"]
+    return []
+
+
+class _Walker:
+    """Walks a decoded JSON value along the definitions like Go's decoder."""
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        self.defs = defs
+        self.unknown: list[str] = []
+
+    def go_type(self, node: dict[str, Any]) -> str:
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref[len(_REF) :] if ref.startswith(_REF) else ref
+            if name in _TIME_TYPES:
+                return "string"
+            if name == _INT_OR_STRING:
+                return "int32"
+            if name == _QUANTITY:
+                return "resource.Quantity"
+            parts = name.split(".")
+            return f"{parts[-2]}.{parts[-1]}" if len(parts) > 1 else name
+        types = _types(node)
+        if not types:
+            return "interface {}"
+        t = types[0]
+        if t == "array":
+            return "[]" + self.go_type(node.get("items") or {})
+        if t == "object":
+            addl = node.get("additionalProperties")
+            if isinstance(addl, dict):
+                return "map[string]" + self.go_type(addl)
+            return "map[string]interface {}"
+        if t == "string":
+            return "[]uint8" if node.get("format") == "byte" else "string"
+        if t == "integer":
+            return str(node.get("format") or "int64")
+        if t == "number":
+            return "float32" if node.get("format") == "float" else "float64"
+        if t == "boolean":
+            return "bool"
+        return "interface {}"
+
+    def walk(
+        self,
+        value: Any,
+        node: dict[str, Any],
+        struct: str | None,
+        stack: list[str],
+        path: str,
+    ) -> Any:
+        """Check ``value``; returns it with unknown struct fields removed.
+        Raises ``_TypeError`` carrying the Go error text (context applied)."""
+        if value is None:
+            return None  # null is a no-op (or a nil pointer/map/slice) in Go
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref[len(_REF) :] if ref.startswith(_REF) else ref
+            return self._walk_ref(value, name, struct, stack, path)
+        types = _types(node)
+        if not types:
+            return value  # free-form (RawExtension, JSON, FieldsV1 ...)
+        t = types[0]
+        kind = _json_kind(value)
+        if t == "object":
+            if not isinstance(value, dict):
+                raise self._err(kind, self.go_type(node), struct, stack)
+            props = node.get("properties")
+            if isinstance(props, dict):
+                return self._walk_struct(value, props, struct, stack, path)
+            addl = node.get("additionalProperties")
+            if isinstance(addl, dict):
+                return {
+                    k: self.walk(v, addl, struct, stack, f"{path}[{k}]") for k, v in value.items()
+                }
+            return value
+        if t == "array":
+            if not isinstance(value, list):
+                raise self._err(kind, self.go_type(node), struct, stack)
+            items = node.get("items") or {}
+            return [self.walk(v, items, struct, stack, f"{path}[{i}]") for i, v in enumerate(value)]
+        if t == "string":
+            if not isinstance(value, str):
+                raise self._err(kind, self.go_type(node), struct, stack)
+            if node.get("format") == "byte":
+                _check_base64(value)
+            return value
+        if t == "boolean":
+            if not isinstance(value, bool):
+                raise self._err(kind, "bool", struct, stack)
+            return value
+        if t in ("integer", "number"):
+            go = self.go_type(node)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise self._err(kind, go, struct, stack)
+            if t == "integer":
+                lo, hi = _INT_RANGES.get(go, _INT_RANGES["int64"])
+                if isinstance(value, float) or not lo <= value <= hi:
+                    raise self._err(f"number {_go_number(value)}", go, struct, stack)
+            return value
+        return value
+
+    def _walk_ref(
+        self, value: Any, name: str, struct: str | None, stack: list[str], path: str
+    ) -> Any:
+        kind = _json_kind(value)
+        if name in _TIME_TYPES:
+            # metav1.Time.UnmarshalJSON: json.Unmarshal(b, &str) (a type error,
+            # which then gets the field context), then time.Parse (not checked).
+            if not isinstance(value, str):
+                raise self._err(kind, "string", struct, stack)
+            return value
+        if name == _INT_OR_STRING:
+            # intstr.IntOrString.UnmarshalJSON: a string, else json.Unmarshal into int32.
+            if isinstance(value, str):
+                return value
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                lo, hi = _INT_RANGES["int32"]
+                if isinstance(value, float) or not lo <= value <= hi:
+                    raise self._err(f"number {_go_number(value)}", "int32", struct, stack)
+                return value
+            raise self._err(kind, "int32", struct, stack)
+        if name == _QUANTITY:
+            # resource.Quantity.UnmarshalJSON parses whatever it gets.
+            text = value if isinstance(value, str) else json.dumps(value)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return value
+            if not _QUANTITY_RE.match(text.strip()):
+                raise _TypeError(_QUANTITY_ERR, plain=True)
+            return value
+        node = self.defs.get(name)
+        if node is None:
+            return value
+        short = name.rsplit(".", 1)[-1]
+        types = _types(node)
+        if isinstance(node.get("properties"), dict):
+            if not isinstance(value, dict):
+                raise self._err(kind, self.go_type({"$ref": _REF + name}), struct, stack)
+            return self._walk_struct(value, node["properties"], short, stack, path)
+        if not types:
+            return value
+        return self.walk(value, node, struct, stack, path)
+
+    def _walk_struct(
+        self,
+        value: dict[str, Any],
+        props: dict[str, Any],
+        struct: str | None,
+        stack: list[str],
+        path: str,
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, v in value.items():
+            sub = f"{path}.{key}" if path else key
+            prop = props.get(key)
+            if not isinstance(prop, dict):
+                self.unknown.append(sub)
+                continue
+            out[key] = self.walk(v, prop, struct, [*stack, key], sub)
+        return out
+
+    @staticmethod
+    def _err(value: str, go_type: str, struct: str | None, stack: list[str]) -> _TypeError:
+        return _TypeError(
+            type_error_message(value, go_type, struct, ".".join(stack)),
+            go_type=go_type,
+            value=value,
+        )
+
+
+def _go_number(v: int | float) -> str:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return repr(v)
+    return str(v)
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/]")
+
+
+def _check_base64(s: str) -> None:
+    """``base64.StdEncoding`` as Go's decoder checks a ``[]byte`` field."""
+    s = s.replace("\r", "").replace("\n", "")  # Go's decoder skips newlines
+    try:
+        base64.b64decode(s, validate=True)
+        return
+    except (binascii.Error, ValueError):
+        pass
+    pos = len(s)
+    for i, ch in enumerate(s):
+        if ch == "=":
+            pos = i
+            break
+        if not _B64.match(ch):
+            pos = i
+            break
+    else:
+        # Only a length/padding problem: Go reports the last full quantum.
+        pos = len(s) - len(s) % 4
+    raise _TypeError(f"illegal base64 data at input byte {pos}", plain=True)
+
+
+class DecodeResult:
+    """A decoded body: ``obj`` (unknown fields of built-in kinds dropped) and
+    the unknown field paths found (for strict decoding or warnings)."""
+
+    __slots__ = ("obj", "unknown")
+
+    def __init__(self, obj: Any, unknown: list[str]) -> None:
+        self.obj = obj
+        self.unknown = unknown
+
+
+def _summary(raw: bytes) -> str:
+    """``summarizeData(body, 30)`` of handlers/rest.go."""
+    if not raw:
+        return "<empty>"
+    if raw[:1] == b"{":
+        text = raw[:30].decode("utf-8", "replace")
+        return text + " ..." if len(raw) > 30 else text
+    return raw[:30].hex() + (" ..." if len(raw) > 30 else "")
+
+
+def _unrecognized(rt: ResourceType, err: str, raw: bytes) -> StatusError:
+    return bad_request(
+        f"the object provided is unrecognized (must be of type {rt.kind}): {err} "
+        f"({_summary(raw)})"
+    )
+
+
+def _interpret(rt: ResourceType, obj: Any, raw: bytes) -> tuple[str, str]:
+    """``SimpleMetaFactory.Interpret``: the body's (kind, version), defaulted
+    from the URL's type; a 400 when they cannot be read."""
+    if not isinstance(obj, dict):
+        if obj is None:
+            return rt.kind, rt.version
+        err = type_error_message(_json_kind(obj), _FIND_KIND_TYPE, None, "")
+        raise _unrecognized(rt, f"couldn't get version/kind; json parse error: {err}", raw)
+    for key in ("apiVersion", "kind"):
+        v = obj.get(key)
+        if v is not None and not isinstance(v, str):
+            err = type_error_message(_json_kind(v), "string", "", key)
+            raise _unrecognized(rt, f"couldn't get version/kind; json parse error: {err}", raw)
+    api_version = obj.get("apiVersion") or ""
+    if api_version.count("/") > 1:
+        raise _unrecognized(rt, f"unexpected GroupVersion string: {api_version}", raw)
+    version = api_version.rpartition("/")[2] if api_version else rt.version
+    return obj.get("kind") or rt.kind, version
+
+
+def decode_body(rt: ResourceType, obj: Any, raw: bytes) -> DecodeResult:
+    """Check a decoded create/update body of ``rt`` as kube's decoder would.
+
+    Raises ``StatusError`` (400) for what kube cannot decode. ``raw`` is the
+    request body (quoted in the message when the kind cannot be read)."""
+    kind, version = _interpret(rt, obj, raw)
+    if obj is None:
+        obj = {}
+    defs = _load()
+    walker = _Walker(defs)
+
+    def fail(err: _TypeError) -> StatusError:
+        return bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {rt.kind}: {err.message}'
+        )
+
+    if rt.is_crd:
+        meta = obj.get("metadata")
+        if meta is None or _OBJECT_META not in defs:
+            return DecodeResult(obj, [])
+        try:
+            # GetObjectMetaWithOptions unmarshals metadata alone into ObjectMeta.
+            walker._walk_ref(meta, _OBJECT_META, None, [], "metadata")
+        except _TypeError as err:
+            raise fail(err) from None
+        return DecodeResult(obj, [])
+    name = _by_gvk.get((rt.group, rt.version, rt.kind))
+    node = defs.get(name) if name else None
+    if node is None or not isinstance(node.get("properties"), dict):
+        return DecodeResult(obj, [])
+    try:
+        out = walker._walk_struct(obj, node["properties"], rt.kind, [], "")
+    except _TypeError as err:
+        raise fail(err) from None
+    return DecodeResult(out, walker.unknown)
