@@ -6,8 +6,23 @@ handler in one place::
     run(workers, stop)
       -> wait for caches (every ``has_synced`` callable returns True)
       -> ``workers`` threads, each: while process_next_work_item(): pass
-      -> stop set: queue.shut_down_with_drain() (in-flight syncs finish),
-         join the workers, return
+      -> stop set: workers take no new keys, the queue is shut down (not
+         drained: the backlog stays queued, the next leader rebuilds it from
+         its informers), in-flight syncs get until ``graceful_shutdown_timeout``
+         (on the injected clock) to finish; return True if they all did,
+         False if some were abandoned at the deadline
+
+Graceful shutdown follows controller-runtime: once ``stop`` is set a worker
+finishes the sync it is running and exits; it never starts another. A key a
+worker receives from the queue after ``stop`` (the queue keeps handing out
+queued items after ``shut_down``, as client-go's does) is released with
+``done`` without being synced or forgotten. A sync still running at the
+deadline is abandoned: its worker is a daemon thread, each abandoned key is
+logged with the controller name, and
+``controller_runtime_reconcile_abandoned_total{controller}`` counts them
+(this one is ours, not controller-runtime's). The abandoned key is not
+``forget``-ed or re-queued by ``run``; if its sync ever returns, the usual
+retry policy runs against the (shut-down) queue.
 
 ``process_next_work_item`` is the one worker-boundary function and holds all
 retry policy:
@@ -33,8 +48,10 @@ controller-runtime's names: ``controller_runtime_reconcile_total{controller,
 result}`` with result ``success``/``error``/``requeue``/``requeue_after``,
 ``controller_runtime_reconcile_errors_total``,
 ``controller_runtime_reconcile_time_seconds`` (histogram),
-``controller_runtime_active_workers`` and
-``controller_runtime_max_concurrent_reconciles``.
+``controller_runtime_active_workers``,
+``controller_runtime_max_concurrent_reconciles`` and
+``controller_runtime_reconcile_abandoned_total`` (syncs abandoned at the
+graceful-shutdown deadline).
 """
 
 from __future__ import annotations
@@ -134,6 +151,12 @@ MAX_CONCURRENT_RECONCILES: Gauge = register(
     "Maximum number of concurrent reconciles per controller",
     ["controller"],
 )
+RECONCILE_ABANDONED: Counter = register(
+    Counter,
+    "controller_runtime_reconcile_abandoned_total",
+    "Reconciliations still running at the graceful-shutdown deadline, abandoned per controller",
+    ["controller"],
+)
 
 
 class Controller:
@@ -150,8 +173,13 @@ class Controller:
 
     ``name`` labels the log lines and the metrics: two controllers with one
     name share their series. ``clock`` paces the cache-sync poll and the
-    check for exited workers, and times reconciles for the histogram. A
-    single callable is accepted for ``has_synced`` too.
+    check for exited workers, measures the graceful-shutdown deadline, and
+    times reconciles for the histogram. A single callable is accepted for
+    ``has_synced`` too.
+
+    ``graceful_shutdown_timeout``: seconds in-flight syncs get after ``stop``
+    is set before they are abandoned; ``None`` waits for them however long
+    they take.
     """
 
     def __init__(
@@ -163,11 +191,14 @@ class Controller:
         max_retries: int | None = None,
         *,
         clock: Clock = REAL_CLOCK,
+        graceful_shutdown_timeout: float | None = None,
     ) -> None:
         if not name:
             raise ValueError("controller name must not be empty")
         if max_retries is not None and max_retries < 0:
             raise ValueError("max_retries must be >= 0 or None")
+        if graceful_shutdown_timeout is not None and not graceful_shutdown_timeout >= 0:
+            raise ValueError("graceful_shutdown_timeout must be >= 0 or None")
         self.name = name
         self.queue = queue
         self._sync = sync
@@ -176,6 +207,7 @@ class Controller:
         )
         self._max_retries = max_retries
         self._clock = clock
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self._reconcile_total = {
             result: RECONCILE_TOTAL.labels(controller=name, result=result)
             for result in ("success", "error", "requeue", "requeue_after")
@@ -184,16 +216,29 @@ class Controller:
         self._reconcile_time = RECONCILE_TIME.labels(controller=name)
         self._active_workers = ACTIVE_WORKERS.labels(controller=name)
         self._max_concurrent = MAX_CONCURRENT_RECONCILES.labels(controller=name)
+        self._abandoned = RECONCILE_ABANDONED.labels(controller=name)
         self._started = False
         self._lock = threading.Lock()
+        # Guards the three fields below; notified when a worker exits.
+        self._workers_cond = threading.Condition()
+        # Set (before the queue is shut down) once run() is stopping: workers take no new key.
+        self._stopping = False
+        self._live_workers = 0
+        # Worker thread ident -> the key it is syncing.
+        self._in_flight: dict[int, Any] = {}
 
-    def run(self, workers: int, stop: threading.Event) -> None:
-        """Block until ``stop`` is set, then drain in-flight work and return.
+    def run(self, workers: int, stop: threading.Event) -> bool:
+        """Block until ``stop`` is set, let in-flight syncs finish, and return.
 
         Waits for caches first; if ``stop`` is set while waiting, shuts the
         queue down and returns without starting workers. Returns early if the
         queue is shut down by someone else and every worker has exited.
         Calling ``run`` twice on one Controller raises RuntimeError.
+
+        On ``stop`` no new key is synced and the backlog is left in the queue
+        (see the module docstring). Returns True when every in-flight sync
+        finished, False when some were still running at the
+        ``graceful_shutdown_timeout`` deadline and were abandoned.
         """
         if workers < 1:
             raise ValueError("workers must be >= 1")
@@ -205,28 +250,78 @@ class Controller:
         try:
             if not self._wait_for_caches(stop):
                 logger.info("Controller %s stopped before caches synced", self.name)
-                return
+                return True
             self._max_concurrent.set(workers)
             threads = [
                 threading.Thread(target=self._worker, name=f"{self.name}-worker-{i}", daemon=True)
                 for i in range(workers)
             ]
             logger.info("Starting %d workers for controller %s", workers, self.name)
+            with self._workers_cond:
+                self._live_workers = workers
             for t in threads:
                 t.start()
             while not self._clock.sleep(_STOP_POLL, stop):
                 if not any(t.is_alive() for t in threads):
                     logger.info("All workers of controller %s exited", self.name)
                     break
-            logger.info("Shutting down controller %s, waiting for in-flight work", self.name)
-            self.queue.shut_down_with_drain()
-            for t in threads:
-                t.join()
-            logger.info("Controller %s stopped", self.name)
+            finished = self._shut_down_workers()
+            if finished:
+                for t in threads:
+                    t.join()
+                logger.info("Controller %s stopped", self.name)
+            return finished
         finally:
             # No-op when already shut down; makes get() return (None, True) for
             # anyone else still reading the queue.
-            self.queue.shut_down()
+            self._stop_workers()
+
+    def _stop_workers(self) -> None:
+        with self._workers_cond:
+            self._stopping = True
+        self.queue.shut_down()
+
+    def _shut_down_workers(self) -> bool:
+        """Stop handing out keys; wait for in-flight syncs until the deadline (False: abandoned)."""
+        timeout = self.graceful_shutdown_timeout
+        with self._workers_cond:
+            in_flight = len(self._in_flight)
+        logger.info(
+            "Shutting down controller %s: %d sync(s) in flight, %s to finish",
+            self.name,
+            in_flight,
+            "unlimited time" if timeout is None else f"{timeout:g}s",
+        )
+        deadline = None if timeout is None else self._clock.now() + timeout
+        # Stopping before shut_down: a worker woken by the shutdown sees the flag.
+        self._stop_workers()
+        with self._workers_cond:
+            while self._live_workers > 0:
+                if deadline is None:
+                    self._clock.wait(self._workers_cond, None)
+                    continue
+                remaining = deadline - self._clock.now()
+                if remaining <= 0:
+                    break
+                self._clock.wait(self._workers_cond, remaining)
+            if self._live_workers == 0:
+                return True
+            abandoned = list(self._in_flight.values())
+        for key in abandoned:
+            logger.error(
+                "Controller %s: abandoning the sync of key %r, still running at the"
+                " graceful-shutdown deadline (%gs)",
+                self.name,
+                key,
+                timeout,
+            )
+        self._abandoned.inc(len(abandoned))
+        logger.error(
+            "Controller %s stopped with %d sync(s) abandoned at the graceful-shutdown deadline",
+            self.name,
+            len(abandoned),
+        )
+        return False
 
     def _wait_for_caches(self, stop: threading.Event) -> bool:
         if not self._has_synced:
@@ -240,21 +335,49 @@ class Controller:
         return False
 
     def _worker(self) -> None:
-        while self.process_next_work_item():
-            pass
+        me = threading.get_ident()
+        try:
+            while True:
+                with self._workers_cond:
+                    if self._stopping:
+                        return
+                key, shutdown = self.queue.get()
+                if shutdown:
+                    return
+                with self._workers_cond:
+                    stopping = self._stopping
+                    if not stopping:
+                        self._in_flight[me] = key
+                if stopping:
+                    # Handed out after stop: release it unsynced (no forget, its backoff stays).
+                    logger.debug("Controller %s: stopping, key %r left unsynced", self.name, key)
+                    self.queue.done(key)
+                    return
+                try:
+                    self._process(key)
+                finally:
+                    with self._workers_cond:
+                        self._in_flight.pop(me, None)
+        finally:
+            with self._workers_cond:
+                self._live_workers -= 1
+                self._workers_cond.notify_all()
 
     def process_next_work_item(self) -> bool:
         """Take one key, sync it, apply the retry policy. False once the queue is shut down."""
         key, shutdown = self.queue.get()
         if shutdown:
             return False
+        self._process(key)
+        return True
+
+    def _process(self, key: Any) -> None:
         self._active_workers.inc()
         try:
             self._reconcile_handler(key)
         finally:
             self._active_workers.dec()
             self.queue.done(key)
-        return True
 
     def _reconcile_handler(self, key: Any) -> None:
         start = self._clock.now()

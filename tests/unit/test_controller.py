@@ -225,6 +225,8 @@ def test_invalid_arguments(queue: RateLimitingQueue) -> None:
         Controller("", queue, Failing(0))
     with pytest.raises(ValueError):
         Controller("x", queue, Failing(0), max_retries=-1)
+    with pytest.raises(ValueError):
+        Controller("x", queue, Failing(0), graceful_shutdown_timeout=-1)
     c = Controller(unique_name("bad"), queue, Failing(0))
     with pytest.raises(ValueError):
         c.run(0, threading.Event())
@@ -237,8 +239,17 @@ def fast_queue() -> RateLimitingQueue:
     return RateLimitingQueue(ItemExponentialFailureRateLimiter(0.001, 0.01))
 
 
-def start(c: Controller, workers: int, stop: threading.Event) -> threading.Thread:
-    t = threading.Thread(target=c.run, args=(workers, stop), daemon=True)
+def start(
+    c: Controller, workers: int, stop: threading.Event, returned: list[bool] | None = None
+) -> threading.Thread:
+    """Run ``c`` on a daemon thread; ``run``'s return value is appended to ``returned``."""
+
+    def target() -> None:
+        result = c.run(workers, stop)
+        if returned is not None:
+            returned.append(result)
+
+    t = threading.Thread(target=target, daemon=True)
     t.start()
     return t
 
@@ -313,7 +324,8 @@ def test_run_drains_in_flight_work_on_stop() -> None:
 
     c = Controller(unique_name("drain"), q, sync)
     stop = threading.Event()
-    t = start(c, 2, stop)
+    returned: list[bool] = []
+    t = start(c, 2, stop, returned)
     q.add("k")
     assert entered.wait(5)
     stop.set()
@@ -324,6 +336,141 @@ def test_run_drains_in_flight_work_on_stop() -> None:
     t.join(10)
     assert not t.is_alive()
     assert finished == ["k"]
+    assert returned == [True]  # every in-flight sync finished
+
+
+class Gated:
+    """A sync that records each key and blocks until ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.finished: list[str] = []
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, key: str) -> None:
+        with self._lock:
+            self.started.append(key)
+        self.release.wait(30)
+        with self._lock:
+            self.finished.append(key)
+
+
+def test_stop_syncs_no_new_keys_and_leaves_the_backlog_queued() -> None:
+    q = fast_queue()
+    sync = Gated()
+    c = Controller(unique_name("backlog"), q, sync)
+    stop = threading.Event()
+    returned: list[bool] = []
+    keys = [f"ns/k{i:03d}" for i in range(100)]
+    for k in keys:
+        q.add(k)
+    t = start(c, 3, stop, returned)
+    wait_for(lambda: len(sync.started) == 3, what="three syncs in flight")
+    stop.set()
+    wait_for(q.shutting_down, what="run to shut the queue down")
+    sync.release.set()
+    t.join(10)
+    assert not t.is_alive()
+    # Only the in-flight keys were synced; nothing else was taken from the queue.
+    assert sorted(sync.finished) == sorted(sync.started) == keys[:3]
+    assert len(q) == 97
+    assert returned == [True]
+    for _ in range(97):
+        key, shutdown = q.get()  # the backlog is still handed out, in order
+        assert not shutdown
+        q.done(key)
+    assert q.get() == (None, True)
+
+
+def test_hung_sync_is_abandoned_at_the_deadline(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    q = fast_queue()
+    name = unique_name("hung")
+    hang = threading.Event()
+    entered = threading.Event()
+    synced: list[str] = []
+
+    def sync(key: str) -> None:
+        synced.append(key)
+        entered.set()
+        hang.wait()  # forever, until the test ends
+
+    c = Controller(name, q, sync, clock=clock, graceful_shutdown_timeout=5.0)
+    stop = threading.Event()
+    returned: list[bool] = []
+    q.add("ns/hung")
+    q.add("ns/waiting")
+    caplog.set_level(logging.INFO, logger="pycontroller.controller")
+    t = start(c, 1, stop, returned)
+    try:
+        assert entered.wait(5)
+        stop.set()
+        wait_for(lambda: clock.waiters() >= 1 and q.shutting_down(), what="run to wait")
+        clock.step(4.9)
+        time.sleep(0.05)
+        assert t.is_alive(), "run returned before the deadline"
+        clock.step(0.2)
+        t.join(5)
+        assert not t.is_alive()
+        assert returned == [False]
+        assert synced == ["ns/hung"]
+        assert len(q) == 1  # never handed out: still queued
+        assert q.num_requeues("ns/hung") == 0
+        messages = [r.getMessage() for r in caplog.records]
+        assert any(name in m and "'ns/hung'" in m and "abandon" in m for m in messages)
+        assert sample("controller_runtime_reconcile_abandoned_total", controller=name) == 1
+    finally:
+        hang.set()
+
+
+def test_hung_sync_abandoned_within_timeout_on_the_real_clock() -> None:
+    q = fast_queue()
+    hang = threading.Event()
+    entered = threading.Event()
+
+    def sync(key: str) -> None:
+        entered.set()
+        hang.wait()
+
+    c = Controller(unique_name("hung-real"), q, sync, graceful_shutdown_timeout=0.5)
+    stop = threading.Event()
+    returned: list[bool] = []
+    q.add("k")
+    t = start(c, 2, stop, returned)
+    try:
+        assert entered.wait(5)
+        began = time.monotonic()
+        stop.set()
+        t.join(5)
+        elapsed = time.monotonic() - began
+        assert not t.is_alive()
+        assert returned == [False]
+        assert 0.4 <= elapsed < 0.5 + 1.0
+    finally:
+        hang.set()
+
+
+def test_in_flight_sync_finishing_before_the_deadline_returns_true(clock: FakeClock) -> None:
+    q = fast_queue()
+    sync = Gated()
+    c = Controller(unique_name("intime"), q, sync, clock=clock, graceful_shutdown_timeout=5.0)
+    stop = threading.Event()
+    returned: list[bool] = []
+    q.add("a")
+    q.add("b")
+    t = start(c, 1, stop, returned)
+    wait_for(lambda: sync.started == ["a"])
+    stop.set()
+    wait_for(lambda: clock.waiters() >= 1 and q.shutting_down(), what="run to wait")
+    clock.step(4.0)
+    sync.release.set()  # finishes within the deadline: no clock step needed to notice
+    t.join(5)
+    assert not t.is_alive()
+    assert returned == [True]
+    assert sync.finished == ["a"]
+    assert q.num_requeues("a") == 0
 
 
 class CountingSynced:
