@@ -1,4 +1,4 @@
-"""Every manifest in ``crds/`` and ``deploy/`` is valid Kubernetes, agrees
+"""Every manifest in ``crds/`` and ``deploy/<controller>/`` is valid Kubernetes, agrees
 with the code, and ``kubectl apply`` accepts it (against the embedded API
 server).
 
@@ -42,7 +42,7 @@ from pycontroller.testing import wait_for
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "crds" / "balancer.yaml"
 SAMPLES = REPO / "crds" / "samples"
-DEPLOY = REPO / "deploy"
+DEPLOY = REPO / "deploy" / "balancer"
 #: Kubernetes version whose schemas the manifests must satisfy (the newest
 #: minor our oldest supported cluster could be asked to run is older; these
 #: manifests use nothing newer than 1.25 except CEL validation rules, GA in 1.29).
@@ -111,6 +111,17 @@ def test_deploy_holds_only_manifests_and_the_kustomization() -> None:
     # objects may have those extensions (the kustomization is "Kustomization").
     files = sorted(p.name for p in DEPLOY.iterdir())
     assert [f for f in files if not f.endswith(".yaml")] == ["Kustomization"]
+
+
+def test_deploy_has_one_directory_per_controller_and_a_kustomization_of_all() -> None:
+    root = REPO / "deploy"
+    dirs = sorted(p.name for p in root.iterdir() if p.is_dir())
+    assert "balancer" in dirs
+    assert [p.name for p in root.iterdir() if p.is_file()] == ["Kustomization"]
+    kustomization = yaml.safe_load((root / "Kustomization").read_text())
+    assert sorted(kustomization["resources"]) == dirs
+    for d in dirs:
+        assert (root / d / "Kustomization").is_file(), f"deploy/{d}/ has no Kustomization"
 
 
 def test_kustomization_lists_every_deploy_manifest_in_apply_order() -> None:
@@ -602,6 +613,7 @@ def test_kubectl_applies_everything(kubectl: Any) -> None:
     assert len(applied.splitlines()) == 1 + len(list(DEPLOY.glob("*.yaml")))
     kubectl("wait", "--for=condition=Established", f"crd/{names.CRD_NAME}", "--timeout=30s")
     kubectl("apply", "-k", str(DEPLOY))  # the kustomization too (idempotent re-apply)
+    kubectl("apply", "-k", str(REPO / "deploy"))  # and the one of every controller
     kubectl("apply", "-f", str(SAMPLES))
 
     blc = json.loads(kubectl("get", names.SHORT_NAME, "balancer-sample", "-o", "json").stdout)
