@@ -37,7 +37,7 @@ from typing import Any
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
-__all__ = ["DecodeResult", "decode_body", "type_error_message"]
+__all__ = ["DecodeResult", "decode_body", "decode_patched", "type_error_message"]
 
 logger = logging.getLogger(__name__)
 
@@ -402,38 +402,55 @@ def _interpret(rt: ResourceType, obj: Any, raw: bytes) -> tuple[str, str]:
     return obj.get("kind") or rt.kind, version
 
 
+def _check(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
+    """Walk ``obj`` as ``rt``'s Go type; raises ``_TypeError``."""
+    defs = _load()
+    walker = _Walker(defs)
+    if rt.is_crd:
+        meta = obj.get("metadata")
+        if meta is not None and _OBJECT_META in defs:
+            # GetObjectMetaWithOptions unmarshals metadata alone into ObjectMeta.
+            walker._walk_ref(meta, _OBJECT_META, None, [], "metadata")
+        return DecodeResult(obj, [])
+    name = _by_gvk.get((rt.group, rt.version, rt.kind))
+    node = defs.get(name) if name else None
+    if node is None or not isinstance(node.get("properties"), dict):
+        return DecodeResult(obj, [])
+    out = walker._walk_struct(obj, node["properties"], rt.kind, [], "")
+    return DecodeResult(out, walker.unknown)
+
+
 def decode_body(rt: ResourceType, obj: Any, raw: bytes) -> DecodeResult:
     """Check a decoded create/update body of ``rt`` as kube's decoder would.
 
     Raises ``StatusError`` (400) for what kube cannot decode. ``raw`` is the
     request body (quoted in the message when the kind cannot be read)."""
     kind, version = _interpret(rt, obj, raw)
-    if obj is None:
-        obj = {}
-    defs = _load()
-    walker = _Walker(defs)
-
-    def fail(err: _TypeError) -> StatusError:
-        return bad_request(
-            f'{kind} in version "{version}" cannot be handled as a {rt.kind}: {err.message}'
-        )
-
-    if rt.is_crd:
-        meta = obj.get("metadata")
-        if meta is None or _OBJECT_META not in defs:
-            return DecodeResult(obj, [])
-        try:
-            # GetObjectMetaWithOptions unmarshals metadata alone into ObjectMeta.
-            walker._walk_ref(meta, _OBJECT_META, None, [], "metadata")
-        except _TypeError as err:
-            raise fail(err) from None
-        return DecodeResult(obj, [])
-    name = _by_gvk.get((rt.group, rt.version, rt.kind))
-    node = defs.get(name) if name else None
-    if node is None or not isinstance(node.get("properties"), dict):
-        return DecodeResult(obj, [])
     try:
-        out = walker._walk_struct(obj, node["properties"], rt.kind, [], "")
+        return _check(rt, obj if obj is not None else {})
     except _TypeError as err:
-        raise fail(err) from None
-    return DecodeResult(out, walker.unknown)
+        raise bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {rt.kind}: {err.message}'
+        ) from None
+
+
+def decode_patched(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
+    """Check the result of a patch as kube's patcher decodes it.
+
+    kube (``handlers/patch.go``) decodes the patched JSON into the Go type and
+    turns a failure into 422 Invalid of an unnamed object, with field ``patch``
+    and the patched document as the value::
+
+        "" is invalid: patch: Invalid value: "{...}": json: cannot unmarshal ...
+    """
+    try:
+        return _check(rt, obj)
+    except _TypeError as err:
+        doc = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        detail = f"Invalid value: {json.dumps(doc, ensure_ascii=False)}: {err.message}"
+        raise StatusError(
+            422,
+            "Invalid",
+            f'"" is invalid: patch: {detail}',
+            {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
+        ) from None

@@ -29,6 +29,7 @@ from pycontroller import _json
 from pycontroller._time import format_rfc3339
 from pycontroller.testing.apiserver import builtin, fieldmanager
 from pycontroller.testing.apiserver import crd as crd_mod
+from pycontroller.testing.apiserver import decode as decode_mod
 from pycontroller.testing.apiserver import events as events_mod
 from pycontroller.testing.apiserver import scale as scale_mod
 from pycontroller.testing.apiserver import schema as schema_mod
@@ -758,6 +759,8 @@ class REST:
                     return self._create_locked(rt, ns, obj, opts), True
                 raise not_found(rt, name)
             patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
+            if ctype != APPLY:
+                patched = self._decode_patched(rt, patched, opts)
             pmeta: Any = patched.get("metadata")
             if not isinstance(pmeta, dict):
                 pmeta = {}
@@ -770,6 +773,25 @@ class REST:
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
             return self._write_update(rt, old, new, opts, subresource=subresource), False
+
+    @staticmethod
+    def _decode_patched(
+        rt: ResourceType, patched: dict[str, Any], opts: WriteOptions
+    ) -> dict[str, Any]:
+        """The patched object as kube's patcher decodes it into the Go type: a
+        wrong JSON type is 422 (field ``patch``); unknown fields of built-in
+        kinds are dropped (strict: 400, warn: a warning)."""
+        result = decode_mod.decode_patched(rt, patched)
+        if result.unknown and not rt.is_crd:
+            if opts.field_validation == "Strict":
+                raise bad_request(
+                    "strict decoding error: "
+                    + ", ".join(f'unknown field "{p}"' for p in result.unknown)
+                )
+            if opts.field_validation != "Ignore":
+                opts.warnings.extend(f'unknown field "{p}"' for p in result.unknown)
+        out: dict[str, Any] = result.obj
+        return out
 
     def _patched(
         self,

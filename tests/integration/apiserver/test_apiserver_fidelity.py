@@ -548,3 +548,58 @@ def test_status_fields_in_kube_order(apiserver: APIServer) -> None:
         "details",
         "code",
     ]
+
+
+# --- patches: the patched object decodes as the Go type -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ctype", "patch", "detail"),
+    [
+        (
+            MERGE,
+            {"data": {"a": 1}},
+            "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            MERGE,
+            {"metadata": {"labels": ["x"]}},
+            "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels "
+            "of type map[string]string",
+        ),
+        (
+            "application/json-patch+json",
+            [{"op": "add", "path": "/metadata/finalizers", "value": "x"}],
+            "json: cannot unmarshal string into Go struct field ObjectMeta.metadata.finalizers "
+            "of type []string",
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            {"metadata": {"name": 5}},
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name "
+            "of type string",
+        ),
+    ],
+)
+def test_patch_with_wrong_types_is_invalid(
+    apiserver: APIServer, ctype: str, patch: Any, detail: str
+) -> None:
+    assert request(apiserver, "POST", CM, {"metadata": {"name": "p"}})[0] == 201
+    code, body = request(apiserver, "PATCH", f"{CM}/p", patch, ctype)
+    # handlers/patch.go: errors.NewInvalid(schema.GroupKind{}, "", field "patch").
+    assert code == 422, body
+    assert_status(body, 422, "Invalid")
+    assert body["message"].startswith('"" is invalid: patch: Invalid value: "{')
+    assert body["message"].endswith(detail)
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == "patch" and cause["reason"] == "FieldValueInvalid"
+    assert request(apiserver, "GET", f"{CM}/p")[1].get("data") is None
+
+
+def test_patch_unknown_fields_are_dropped(apiserver: APIServer) -> None:
+    assert request(apiserver, "POST", CM, {"metadata": {"name": "pu"}})[0] == 201
+    code, headers, out = call(apiserver, "PATCH", f"{CM}/pu", {"bogus": 1}, MERGE)
+    assert code == 200 and "bogus" not in out
+    assert "unknown field" in headers.get("Warning", "")
+    code, body = request(apiserver, "PATCH", f"{CM}/pu?fieldValidation=Strict", {"bogus": 1}, MERGE)
+    assert code == 400 and body["message"] == 'strict decoding error: unknown field "bogus"'
