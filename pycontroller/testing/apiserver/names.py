@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-__all__ = ["generate_name", "validate_name"]
+__all__ = ["generate_name", "label_value_errors", "qualified_name_errors", "validate_name"]
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN = _DNS1123_LABEL + r"(\." + _DNS1123_LABEL + r")*"
@@ -77,5 +77,69 @@ def validate_name(rule: str, name: str) -> list[str]:
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
             "'-' or '.', and must start and end with an alphanumeric character (e.g. "
             f"'example.com', regex used for validation is '{_DNS1123_SUBDOMAIN}')"
+        )
+    return errs
+
+
+# k8s.io/apimachinery/pkg/util/validation: label keys and annotation keys are
+# qualified names (an optional DNS subdomain prefix and "/", then a name part);
+# label values are at most 63 characters of the same alphabet, or empty.
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_RE = re.compile(rf"^{_QNAME_FMT}$")
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character"
+)
+_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
+_LABEL_VALUE_RE = re.compile(rf"^{_LABEL_VALUE_FMT}$")
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character"
+)
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """``validation.RegexError`` (its doubled space before "or" included)."""
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """``validation.IsQualifiedName``."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in validate_name("subdomain", prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME_RE.match(name):
+        errs.append(
+            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+        )
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    """``validation.IsValidLabelValue``."""
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.match(value):
+        errs.append(
+            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
         )
     return errs

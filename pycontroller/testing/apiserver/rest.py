@@ -34,7 +34,12 @@ from pycontroller.testing.apiserver import events as events_mod
 from pycontroller.testing.apiserver import scale as scale_mod
 from pycontroller.testing.apiserver import schema as schema_mod
 from pycontroller.testing.apiserver.builtin import Defaulter
-from pycontroller.testing.apiserver.names import generate_name, validate_name
+from pycontroller.testing.apiserver.names import (
+    generate_name,
+    label_value_errors,
+    qualified_name_errors,
+    validate_name,
+)
 from pycontroller.testing.apiserver.patch import (
     APPLY,
     JSON_PATCH,
@@ -106,6 +111,50 @@ def _parse_uint(value: str) -> tuple[int | None, str]:
 
 def _go_quote(value: str) -> str:
     return _json.dumps(value).decode()
+
+
+# apimachinery's TotalAnnotationSizeLimitB: keys plus values, 256 KiB.
+_ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def _label_and_annotation_causes(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """``ValidateLabels`` and ``ValidateAnnotations`` (ObjectMeta validation,
+    every kind): qualified-name keys, label values, annotation size."""
+    causes: list[dict[str, Any]] = []
+
+    def invalid_value(field: str, value: str, msg: str) -> None:
+        causes.append(
+            {
+                "reason": "FieldValueInvalid",
+                "message": f"Invalid value: {_go_quote(value)}: {msg}",
+                "field": field,
+            }
+        )
+
+    labels = meta.get("labels")
+    if isinstance(labels, dict):
+        for k, v in labels.items():
+            for msg in qualified_name_errors(str(k)):
+                invalid_value("metadata.labels", str(k), msg)
+            if isinstance(v, str):
+                for msg in label_value_errors(v):
+                    invalid_value("metadata.labels", v, msg)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        size = 0
+        for k, v in annotations.items():
+            for msg in qualified_name_errors(str(k).lower()):
+                invalid_value("metadata.annotations", str(k), msg)
+            size += len(str(k).encode()) + (len(v.encode()) if isinstance(v, str) else 0)
+        if size > _ANNOTATIONS_LIMIT:
+            causes.append(
+                {
+                    "reason": "FieldValueTooLong",
+                    "message": f"Too long: may not be more than {_ANNOTATIONS_LIMIT} bytes",
+                    "field": "metadata.annotations",
+                }
+            )
+    return causes
 
 
 def parse_resource_version(value: str | None) -> int:
@@ -279,6 +328,7 @@ class REST:
                         "field": f"metadata.{key}",
                     }
                 )
+        causes.extend(_label_and_annotation_causes(meta))
         fins = meta.get("finalizers")
         if fins is not None and (
             not isinstance(fins, list) or not all(isinstance(f, str) for f in fins)

@@ -603,3 +603,57 @@ def test_patch_unknown_fields_are_dropped(apiserver: APIServer) -> None:
     assert "unknown field" in headers.get("Warning", "")
     code, body = request(apiserver, "PATCH", f"{CM}/pu?fieldValidation=Strict", {"bogus": 1}, MERGE)
     assert code == 400 and body["message"] == 'strict decoding error: unknown field "bogus"'
+
+
+# --- issue 10 point 2 (part): label and annotation syntax on every kind ----------------
+
+QNAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        ({"bad key!": "v"}, f'Invalid value: "bad key!": {QNAME_MSG}'),
+        ({"k": "bad value!"}, f'Invalid value: "bad value!": {LABEL_VALUE_MSG}'),
+        ({"k": "v" * 64}, f'Invalid value: "{"v" * 64}": must be no more than 63 characters'),
+        ({"/k": "v"}, 'Invalid value: "/k": prefix part must be non-empty'),
+    ],
+)
+def test_label_syntax_is_validated(
+    apiserver: APIServer, labels: dict[str, str], message: str
+) -> None:
+    code, body = request(apiserver, "POST", CM, {"metadata": {"name": "l", "labels": labels}})
+    assert code == 422, body
+    assert_status(body, 422, "Invalid")
+    assert body["details"]["causes"][0] == {
+        "reason": "FieldValueInvalid",
+        "message": message,
+        "field": "metadata.labels",
+    }
+    assert body["message"] == f'ConfigMap "l" is invalid: metadata.labels: {message}'
+
+
+def test_annotation_keys_and_size_are_validated(apiserver: APIServer) -> None:
+    meta = {"name": "a", "annotations": {"no spaces": "v"}}
+    code, body = request(apiserver, "POST", DEPLOY, {"metadata": meta})
+    assert code == 422
+    assert {"field": "metadata.annotations", "reason": "FieldValueInvalid"}.items() <= (
+        body["details"]["causes"][0].items()
+    )
+    meta = {"name": "a", "annotations": {"big": "x" * (256 * 1024)}}
+    code, body = request(apiserver, "POST", CM, {"metadata": meta})
+    assert code == 422
+    assert body["message"] == (
+        'ConfigMap "a" is invalid: metadata.annotations: Too long: may not be more than '
+        "262144 bytes"
+    )
