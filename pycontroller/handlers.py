@@ -13,12 +13,18 @@ The usual wiring (sample-controller / controller-runtime)::
   the key of its *controller* owner (the ownerReference with
   ``controller: true``) when that owner has the given kind and API group
   (``""`` for the core group). On an update whose controller owner changed,
-  both owners are enqueued.
+  both owners are enqueued; so is an update whose ``metadata.uid`` changed
+  (the child was re-created: its old owner lost a child, its new one gained
+  one).
 - Update predicates ``(old, new) -> bool`` decide whether an update matters:
   ``generation_changed`` (spec changes; status writes don't bump it),
   ``resource_version_changed`` (anything but a resync), ``labels_changed``,
   ``annotations_changed``. ``predicate_handler(handler, *preds)`` forwards an
-  update only if *any* predicate holds; adds and deletes always pass. To
+  update only if *any* predicate holds; adds and deletes always pass, and so
+  does an update whose ``metadata.uid`` changed (``uid_changed``: the object
+  was deleted and re-created while the watch was down, and a relist reports
+  it as an update; it is really a delete plus an add, which no predicate may
+  filter). To
   filter which *objects* are seen at all, wrap with
   ``pycontroller.cache.FilteringResourceEventHandler`` (which turns updates
   crossing the filter into adds/deletes); the two compose either way round.
@@ -150,6 +156,8 @@ class _EnqueueOwner:
         self._add(obj)
 
     def on_update(self, old: Any, new: Any) -> None:
+        # Both owners: the controller owner changed, or the child was re-created
+        # (uid changed) under another owner. The queue collapses equal keys.
         new_key = self._key(new)
         old_key = self._key(old)
         if new_key is not None:
@@ -224,7 +232,11 @@ class _PredicateHandler:
         self.handler.on_add(obj, is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
-        if not self.predicates or any(p(old, new) for p in self.predicates):
+        if (
+            not self.predicates
+            or uid_changed(old, new)  # re-created: a delete plus an add, never filtered
+            or any(p(old, new) for p in self.predicates)
+        ):
             self.handler.on_update(old, new)
 
     def on_delete(self, obj: Any) -> None:
@@ -236,6 +248,7 @@ def predicate_handler(
 ) -> ResourceEventHandler:
     """Forward updates to ``handler`` only when any predicate holds (no predicates: all).
 
-    Adds and deletes are always forwarded.
+    Adds and deletes are always forwarded, and so is an update whose
+    ``metadata.uid`` changed (a re-created object), whatever the predicates say.
     """
     return _PredicateHandler(handler, tuple(update_predicates))

@@ -23,7 +23,9 @@ Invariants and consequences:
   and a relist found the object gone).
 - An update whose resourceVersion did not change (a periodic resync or an
   unchanged object seen again by a relist) only reaches listeners that are
-  due for a resync (``_SharedProcessor.should_resync``).
+  due for a resync (``_SharedProcessor.should_resync``). An update whose
+  ``metadata.uid`` changed (deleted and re-created while the watch was down)
+  is never treated as one: it reaches every listener.
 - Each handler has its own thread and unbounded FIFO buffer: a slow handler
   delays only itself, never the others or the reflector. Notifications reach
   one handler in order; there is no ordering between handlers.
@@ -424,15 +426,28 @@ class _SharedProcessor:
 
 
 def _same_resource_version(old: Any, new: Any) -> bool:
-    """client-go's ``isSync``: both have metadata and equal resourceVersions."""
+    """client-go's ``isSync``: both have metadata and equal resourceVersions.
+
+    Also requires an equal ``metadata.uid`` (when both have one): an object
+    deleted and re-created under the same name is never a resync, whatever a
+    (non-etcd) server says its resourceVersion is.
+    """
     try:
-        return bool(old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"])
-    except (KeyError, TypeError):
+        old_meta = old["metadata"]
+        new_meta = new["metadata"]
+        return bool(
+            old_meta["resourceVersion"] == new_meta["resourceVersion"]
+            and old_meta.get("uid") == new_meta.get("uid")
+        )
+    except (KeyError, TypeError, AttributeError):
         old_meta = old.get("metadata") if isinstance(old, dict) else None
         new_meta = new.get("metadata") if isinstance(new, dict) else None
         if not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
             return False
-        return bool(old_meta.get("resourceVersion") == new_meta.get("resourceVersion"))
+        return bool(
+            old_meta.get("resourceVersion") == new_meta.get("resourceVersion")
+            and old_meta.get("uid") == new_meta.get("uid")
+        )
 
 
 def _without_resyncs(notes: Notifications) -> Notifications:

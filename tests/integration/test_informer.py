@@ -6,9 +6,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pycontroller.cache import (
     DeletedFinalStateUnknown,
@@ -17,7 +19,9 @@ from pycontroller.cache import (
     wait_for_cache_sync,
 )
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter
+from pycontroller.handlers import enqueue_key, generation_changed, predicate_handler
 from pycontroller.testing import APIServer, wait_for
+from pycontroller.workqueue import Queue
 
 
 def cm(name: str, value: int = 0, ns: str = "default") -> dict[str, Any]:
@@ -271,3 +275,57 @@ def test_stop_returns_promptly_with_a_watch_open(apiserver: APIServer) -> None:
     thread.join(5)
     assert not thread.is_alive()
     assert time.monotonic() - t0 < 5
+
+
+CRD = Path(__file__).resolve().parents[2] / "crds" / "balancer.yaml"
+SAMPLE = Path(__file__).resolve().parents[2] / "crds" / "samples" / "balancer.yaml"
+
+
+def test_recreated_object_passes_generation_predicate_after_relist(
+    apiserver_factory: Callable[..., APIServer], stop: threading.Event
+) -> None:
+    """Deleted and re-created (same name, same spec, generation 1 again) while the
+    watch was down, then a compaction forces a relist: the informer reports an
+    update with a new uid, and a generation_changed-filtered handler must see it."""
+    server = apiserver_factory(crds=[str(CRD)])
+    balancers = ResourceClient(
+        server.api_client(),
+        "exposer.hliangzhao.io",
+        "v1alpha1",
+        "balancers",
+        rate_limiter=TokenBucketRateLimiter(qps=0),
+    )
+    sample = yaml.safe_load(SAMPLE.read_text())
+    first = balancers.create(sample, "default")
+    assert first["metadata"]["generation"] == 1
+    informer = SharedIndexInformer(
+        ListWatch.from_client(balancers, namespace="default"), name="balancers"
+    )
+    queue = Queue()
+    informer.add_event_handler(predicate_handler(enqueue_key(queue), generation_changed))
+    informer.start(stop)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=10)
+    assert queue.get(timeout=5) == ("default/balancer-sample", False)
+    queue.done("default/balancer-sample")
+    wait_for(lambda: server.watch_count() == 1)
+    # Keep the informer from re-watching (429: it retries the watch, no relist)...
+    server.fail_next(429, times=1000, method="GET", path_regex=r"balancers\?.*watch=true")
+    server.drop_watches()
+    wait_for(lambda: any(r.status == 429 for r in server.request_log))
+    # ...while the Balancer is deleted and created again, and the history compacted.
+    balancers.delete("balancer-sample", "default")
+    second = balancers.create(sample, "default")
+    assert second["metadata"]["uid"] != first["metadata"]["uid"]
+    assert second["metadata"]["generation"] == first["metadata"]["generation"]
+    server.compact()
+    server.clear_faults()
+    wait_for(
+        lambda: (informer.get_store().get_by_key("default/balancer-sample") or {})
+        .get("metadata", {})
+        .get("uid")
+        == second["metadata"]["uid"],
+        timeout=30,
+        what="the relist to cache the re-created Balancer",
+    )
+    item, shutdown = queue.get(timeout=5)
+    assert (item, shutdown) == ("default/balancer-sample", False)

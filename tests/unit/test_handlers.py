@@ -143,3 +143,50 @@ def test_deletion_timestamp_changed() -> None:
     assert not deletion_timestamp_changed(dying, dying)
     assert not deletion_timestamp_changed(live, live)
     assert deletion_timestamp_changed(DeletedFinalStateUnknown("a", live), dying)
+
+
+def recreated(name: str, uid: str, owner: str = "lb", **meta: Any) -> dict[str, Any]:
+    """A child (or owner) as listed: same name, generation 1, its own uid."""
+    return child(name, owner=owner, uid=uid, generation=1, resourceVersion=uid, **meta)
+
+
+def test_uid_changed() -> None:
+    from pycontroller.handlers import uid_changed
+
+    assert uid_changed(recreated("a", "u1"), recreated("a", "u2"))
+    assert not uid_changed(recreated("a", "u1"), recreated("a", "u1"))
+    assert not uid_changed(child("a"), recreated("a", "u2"))  # unknown uid: not re-created
+    assert uid_changed(DeletedFinalStateUnknown("ns/a", recreated("a", "u1")), recreated("a", "u2"))
+
+
+def test_predicate_handler_always_forwards_a_recreated_object() -> None:
+    q = FakeQueue()
+    h = predicate_handler(enqueue_key(q), generation_changed, labels_changed)
+    old, new = recreated("a", "u1"), recreated("a", "u2")  # same generation, same labels
+    assert not generation_changed(old, new) and not labels_changed(old, new)
+    h.on_update(old, new)
+    assert q.items == ["ns/a"]
+    h.on_update(new, recreated("a", "u2"))  # same object: still filtered
+    assert q.items == ["ns/a"]
+
+
+def test_recreated_object_passes_predicates_inside_a_filtering_handler() -> None:
+    q = FakeQueue()
+    owned = FilteringResourceEventHandler(
+        lambda o: controller_owner_key(o, "Balancer", "exposer.hliangzhao.io") is not None,
+        predicate_handler(
+            enqueue_owner(q, "Balancer", "exposer.hliangzhao.io"), generation_changed
+        ),
+    )
+    owned.on_update(recreated("a", "u1", owner="old"), recreated("a", "u2", owner="new"))
+    assert q.items == ["ns/new", "ns/old"]
+
+
+def test_enqueue_owner_enqueues_both_owners_of_a_recreated_child() -> None:
+    q = FakeQueue()
+    h = predicate_handler(enqueue_owner(q, "Balancer", "exposer.hliangzhao.io"), generation_changed)
+    h.on_update(recreated("a", "u1", owner="lb1"), recreated("a", "u2", owner="lb2"))
+    h.on_update(recreated("a", "u2", owner="lb2"), recreated("a", "u3", owner="lb2"))
+    # Re-created without a Balancer owner: the old owner still hears of it.
+    h.on_update(recreated("a", "u3", owner="lb2"), recreated("a", "u4", owner=None))
+    assert q.items == ["ns/lb2", "ns/lb1", "ns/lb2", "ns/lb2"]

@@ -490,3 +490,36 @@ def test_watch_burst_reaches_cache_and_handlers_in_order(stop: threading.Event) 
     assert {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in store.list()} == {
         f"o{n % 50}": str(50 + n) for n in range(1951, 2001)
     }
+
+
+def with_uid(o: dict[str, Any], uid: str) -> dict[str, Any]:
+    o["metadata"]["uid"] = uid
+    return o
+
+
+def test_relisted_recreated_object_reaches_non_syncing_handlers() -> None:
+    """Deleted and re-created while the watch was down, then relisted under the same
+    resourceVersion (a server that reuses it): a new uid is a change, never a resync."""
+    clock = FakeClock()
+    stop = threading.Event()
+    try:
+        lw = FakeLW(page([with_uid(obj("a", 1), "u1"), with_uid(obj("b", 2), "u2")], 2))
+        inf = SharedIndexInformer(lw.listwatch(), resync_period=10, clock=clock)
+        syncing, quiet = Recorder(), Recorder()
+        inf.add_event_handler(syncing)
+        inf.add_event_handler(quiet, resync_period=0)
+        inf.start(stop)
+        assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+        wait_for(lambda: len(syncing.snapshot()) == 2 and len(quiet.snapshot()) == 2)
+        clock.step(10)  # the resync check marks only `syncing` as due
+        wait_for(lambda: len(syncing.snapshot()) == 4)
+        lw.lists = [page([with_uid(obj("a", 1), "u3"), with_uid(obj("b", 2), "u2")], 2)]
+        lw.current().push("ERROR", {"code": 410, "reason": "Expired"})
+        wait_for(lambda: clock.waiters() > 0)
+        clock.step(2)
+        wait_for(lambda: len(syncing.snapshot()) == 6)
+        wait_for(lambda: len(quiet.snapshot()) >= 3)
+        assert quiet.snapshot()[2:] == [("update", "a", "1", "1")]  # b, unchanged, skipped
+        assert inf.get_store().get_by_key("ns/a")["metadata"]["uid"] == "u3"
+    finally:
+        stop.set()
