@@ -7,9 +7,15 @@ children from informer listers, computes the desired children with the pure
 1. Balancer missing from the lister: it was deleted; return (the garbage
    collector removes the children through their ownerReferences).
 2. ``validation.validate`` finds problems (``desired_children`` raises them):
-   condition ``Reconciled=False`` (``InvalidSpec``), one Warning event, no
-   child is written and the key is not requeued (the next spec change
-   re-triggers).
+   condition ``Reconciled=False`` (``InvalidSpec``) whose message names the
+   field (``validation.message``), one Warning event (sent when the condition
+   is written, so a resync or a retry of the same problem sends none), no
+   child is written and the key is not requeued: an invalid spec is final,
+   not an error; the next spec change re-triggers. Nothing before this step
+   reads the spec, and the status path after it reads only what it has
+   checked itself (see ``_count_backends``): whatever the API server admits,
+   the sync ends here instead of raising (no traceback loop on clusters that
+   do not enforce the CRD's schema).
 3. A desired child exists but is not controlled by this Balancer (by uid):
    nothing is written, condition ``Reconciled=False`` (``ChildConflict``), one
    Warning event; the key is re-checked after ``CONFLICT_RECHECK`` seconds
@@ -37,7 +43,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from controllers.balancer import diff, names, resources
+from controllers.balancer import diff, names, resources, validation
 from controllers.balancer.names import (
     CONDITION_AVAILABLE,
     CONDITION_RECONCILED,
@@ -59,7 +65,14 @@ from pycontroller._time import format_rfc3339
 from pycontroller.cache import split_meta_namespace_key
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.controller import Result
-from pycontroller.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
+from pycontroller.errors import (
+    AlreadyExistsError,
+    ApiError,
+    ConflictError,
+    InvalidError,
+    NotFoundError,
+)
+from pycontroller.labels import is_valid_label_value
 
 logger = logging.getLogger(__name__)
 
@@ -145,6 +158,8 @@ def set_condition(conditions: Iterable[Obj], new: Obj, now: str) -> list[Obj]:
     out: list[Obj] = []
     found = False
     for cond in conditions:
+        if not isinstance(cond, dict):
+            continue  # junk someone stored (no schema): the status is ours to rewrite
         if cond.get("type") != new["type"]:
             out.append(dict(cond))
             continue
@@ -210,8 +225,21 @@ class Reconciler:
 
         try:
             desired = resources.desired_children(balancer, nginx_image=self._nginx_image)
-        except resources.InvalidBalancer as err:
-            message = "; ".join(err.problems)
+        except ValueError as err:
+            if isinstance(err, resources.InvalidBalancer):
+                problems = err.problems
+            else:
+                # A renderer's own check tripped on a spec validate() passed:
+                # a bug in validate(), but still a spec problem that no retry
+                # fixes. Report it rather than crash-loop.
+                logger.error(
+                    "controller=%s key=%s action=reject error=%s (validate() missed it)",
+                    CONTROLLER_NAME,
+                    key,
+                    err,
+                )
+                problems = [str(err)]
+            message = validation.message(problems)
             logger.debug(
                 "controller=%s key=%s action=reject reason=%s message=%s",
                 CONTROLLER_NAME,
@@ -224,7 +252,7 @@ class Reconciler:
 
         conflicts = self._foreign_children(balancer, desired)
         if conflicts:
-            message = "; ".join(conflicts)
+            message = validation.message(conflicts)
             logger.debug(
                 "controller=%s key=%s action=blocked reason=%s message=%s",
                 CONTROLLER_NAME,
@@ -407,11 +435,29 @@ class Reconciler:
         return remaining
 
     def _count_backends(self, balancer: Obj) -> tuple[int, int]:
-        """(active, obsolete) from the cache, for paths that write no children."""
+        """(active, obsolete) from the cache, for paths that write no children.
+
+        Runs on specs that failed validation, so it trusts nothing in them:
+        backends that are not objects with a string name are not counted as
+        wanted, and a name that is not a valid label value (longer than 63
+        characters, say: the API server admits 253) is never put in a label
+        selector. Such a Balancer has no labelled Services: ``validate()``
+        refuses its name before any write, and names are immutable, so no
+        Service was ever labelled with it and ``(0, 0)`` is exact. (A hashed
+        label value would let us label children of long names, but the
+        name is also the front Service's, which must be a DNS-1035 label:
+        such a Balancer cannot be implemented whatever its labels.)
+        """
         meta = balancer["metadata"]
+        name = meta["name"]
+        if not isinstance(name, str) or is_valid_label_value(name):
+            return 0, 0
+        spec = balancer.get("spec")
+        backends = spec.get("backends") if isinstance(spec, dict) else None
         wanted = {
-            names.backend_service_name(meta["name"], str(b.get("name", "")))
-            for b in (balancer.get("spec") or {}).get("backends") or []
+            names.backend_service_name(name, b["name"])
+            for b in (backends if isinstance(backends, list) else [])
+            if isinstance(b, dict) and isinstance(b.get("name"), str)
         }
         active = obsolete = 0
         ours = (
@@ -446,8 +492,15 @@ class Reconciler:
     ) -> None:
         """Condition ``Reconciled=False`` with ``reason``; a Warning event when it is news.
 
-        The event is emitted only when the condition actually changes, so a
-        resync of a Balancer stuck on the same problem writes nothing.
+        The event is sent only when the condition is actually written, so a
+        resync of a Balancer stuck on the same problem writes nothing, and
+        it is one event per problem: with ``event`` (the problem is final
+        until something changes: InvalidSpec, ChildConflict) a failed status
+        write raises, to be retried with backoff, and the event waits for the
+        retry that writes the condition. Without ``event`` the caller is
+        about to raise its own error, which a failed status write must not
+        mask. A 422 on the status write is not retried (no retry fixes it):
+        logged, and the event still tells the user.
         """
         meta = balancer["metadata"]
         active, obsolete = self._count_backends(balancer)
@@ -470,13 +523,16 @@ class Reconciler:
         try:
             changed = self._write_status(balancer, compute)
         except ApiError as err:
-            logger.warning(
+            logger.log(
+                logging.ERROR if isinstance(err, InvalidError) else logging.WARNING,
                 "controller=%s key=%s/%s action=status-failed error=%s",
                 CONTROLLER_NAME,
                 meta.get("namespace"),
                 meta.get("name"),
                 err,
             )
+            if event and not isinstance(err, InvalidError):
+                raise
             changed = True
         if event and changed:
             self._warn(balancer, reason, message)
@@ -493,7 +549,9 @@ class Reconciler:
         deployment_name: str,
     ) -> Obj:
         now = format_rfc3339(self._clock.time())
-        status: Obj = copy.deepcopy(current.get("status") or {})
+        # Without a schema the stored status may be anything: it is ours, start over.
+        old = current.get("status")
+        status: Obj = copy.deepcopy(old) if isinstance(old, dict) else {}
         status["activeBackendsNum"] = active
         status["obsoleteBackendsNum"] = obsolete
         if generation is not None:
@@ -514,7 +572,9 @@ class Reconciler:
                     REASON_DEPLOYMENT_UNAVAILABLE,
                     MSG_UNAVAILABLE % deployment_name,
                 )
-        conditions = status.get("conditions") or []
+        conditions = status.get("conditions")
+        if not isinstance(conditions, list):
+            conditions = []
         for type_, (cond_status, reason, message) in (
             (CONDITION_RECONCILED, reconciled),
             (CONDITION_AVAILABLE, available),

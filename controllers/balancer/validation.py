@@ -21,11 +21,26 @@ rely on, so that an invalid spec never reaches nginx.conf or the API server
   that is an integer in [1, 65535] or an IANA service name (a named
   container port).
 
+* ``spec.backends`` and ``spec.ports`` have at most ``MAX_BACKENDS`` and
+  ``MAX_PORTS`` items, the CRD's ``maxItems`` (a test pins them equal), so an
+  API server without schema enforcement cannot make the controller create
+  thousands of Services, or render an nginx.conf beyond a ConfigMap's 1 MiB:
+  the longest valid config is about 400 kB. An oversized list is reported
+  once and its items are not looked at (bounded work for any input).
+
 Invariants: ``validate`` never raises and never mutates its argument, for
 any input (including wrongly-typed fields); it returns ``[]`` iff the spec
 is valid; otherwise one message per problem, each
 starting with the path of the offending field (``spec.ports[1].name: ...``),
-in a fixed order (metadata, spec.selector, backends, ports).
+in a fixed order (metadata, spec.selector, backends, ports). A wrong JSON
+type is named as JSON names it (``spec.backends: must be a list, got
+object``). Values quoted in messages are ``repr``-escaped (a newline or a
+quote in a name cannot break a message or a log line) and shortened.
+
+``message(problems)`` joins the problems into the one text the reconciler
+puts in the ``Reconciled`` condition and the Warning event, at most
+``MAX_MESSAGE_LENGTH`` characters (a condition message may hold 32 kB, an
+events.k8s.io note only 1 kB).
 """
 
 from __future__ import annotations
@@ -38,17 +53,53 @@ from controllers.balancer import names
 from pycontroller.labels import is_qualified_name, is_valid_label_value
 
 _MAX_INT32 = 2**31 - 1
+#: The CRD's ``spec.backends`` ``maxItems`` (one Service per backend).
+MAX_BACKENDS = 64
+#: The CRD's ``spec.ports`` ``maxItems``.
+MAX_PORTS = 64
+#: Longest ``message(problems)``: an events.k8s.io note's limit (1 kB).
+MAX_MESSAGE_LENGTH = 1024
+#: Longest quoted value in a problem (longer ones are cut, with "...").
+_MAX_SHOWN = 100
 _IANA_SVC_NAME_RE = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
 
 
+def json_type(value: Any) -> str:
+    """The JSON name of ``value``'s type, as kube-apiserver's messages use it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _show(value: Any) -> str:
+    """``repr(value)``, cut to ``_MAX_SHOWN`` characters: safe in a message."""
+    text = repr(value)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
 def _label_problem(value: Any) -> str | None:
-    if not isinstance(value, str) or value == "":
+    if value is None or value == "":
         return "is required (a non-empty string)"
+    if not isinstance(value, str):
+        return f"must be a string, got {json_type(value)}"
     if not names.is_dns1035_label(value):
         if len(value) > names.DNS_LABEL_MAX_LENGTH:
-            return f"{value!r} is longer than {names.DNS_LABEL_MAX_LENGTH} characters"
+            return (
+                f"{_show(value)} is {len(value)} characters, longer than "
+                f"{names.DNS_LABEL_MAX_LENGTH}"
+            )
         return (
-            f"{value!r} is not a DNS-1035 label (lower-case letters, digits and '-', "
+            f"{_show(value)} is not a DNS-1035 label (lower-case letters, digits and '-', "
             "starting with a letter, ending with a letter or digit)"
         )
     return None
@@ -58,7 +109,7 @@ def _int_problem(value: Any, low: int, high: int) -> str | None:
     if value is None:
         return "is required"
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"{value!r} is not an integer"
+        return f"{_show(value)} is not an integer (got {json_type(value)})"
     if not low <= value <= high:
         return f"{value} is out of range [{low}, {high}]"
     return None
@@ -66,19 +117,19 @@ def _int_problem(value: Any, low: int, high: int) -> str | None:
 
 def _label_key_problem(key: Any) -> str | None:
     if not isinstance(key, str):
-        return f"key {key!r} is not a string"
+        return f"key {_show(key)} is not a string"
     errors = is_qualified_name(key)
     if errors:
-        return f"key {key!r} is not a valid label key: {'; '.join(errors)}"
+        return f"key {_show(key)} is not a valid label key: {'; '.join(errors)}"
     return None
 
 
 def _label_value_problem(value: Any) -> str | None:
     if not isinstance(value, str):
-        return f"value {value!r} is not a string"
+        return f"value {_show(value)} is not a string (got {json_type(value)})"
     errors = is_valid_label_value(value)
     if errors:
-        return f"value {value!r} is not a valid label value: {'; '.join(errors)}"
+        return f"value {_show(value)} is not a valid label value: {'; '.join(errors)}"
     return None
 
 
@@ -86,7 +137,9 @@ def _check_selector(selector: Any, field: str, problems: list[str]) -> None:
     if selector is None:
         return
     if not isinstance(selector, dict):
-        problems.append(f"{field}: must be a map of label keys to values")
+        problems.append(
+            f"{field}: must be a map of label keys to values, got {json_type(selector)}"
+        )
         return
     for key, value in selector.items():
         problem = _label_key_problem(key) or _label_value_problem(value)
@@ -103,20 +156,24 @@ def _target_port_problem(value: Any) -> str | None:
             or not re.search(r"[a-z]", value)
         ):
             return (
-                f"{value!r} is neither a port number nor a valid port name "
+                f"{_show(value)} is neither a port number nor a valid port name "
                 "(IANA service name: at most 15 characters of [a-z0-9-], one letter at least)"
             )
         return None
     return _int_problem(value, 1, 65535)
 
 
-def _list(spec: dict[str, Any], field: str, problems: list[str]) -> list[Any]:
+def _list(spec: dict[str, Any], field: str, max_items: int, problems: list[str]) -> list[Any]:
+    """``spec[field]`` if it is a list of 1..``max_items`` items, else ``[]`` and a problem."""
     value = spec.get(field)
     if value is None or value == []:
         problems.append(f"spec.{field}: at least one item is required")
         return []
     if not isinstance(value, list):
-        problems.append(f"spec.{field}: must be a list")
+        problems.append(f"spec.{field}: must be a list, got {json_type(value)}")
+        return []
+    if len(value) > max_items:
+        problems.append(f"spec.{field}: must have at most {max_items} items, got {len(value)}")
         return []
     return value
 
@@ -128,7 +185,7 @@ def _objects(items: list[Any], field: str, problems: list[str]) -> Iterator[tupl
         if isinstance(item, dict):
             yield item_field, item
         else:
-            problems.append(f"{item_field}: must be an object")
+            problems.append(f"{item_field}: must be an object, got {json_type(item)}")
 
 
 def _check_unique_name(
@@ -139,7 +196,7 @@ def _check_unique_name(
     if problem:
         problems.append(f"{field}.name: {problem}")
     elif value in seen:
-        problems.append(f"{field}.name: duplicate {what} name {value!r}")
+        problems.append(f"{field}.name: duplicate {what} name {_show(value)}")
     else:
         seen.add(value)
         return True
@@ -154,7 +211,7 @@ def _check_backends(name: str | None, backends: list[Any], problems: list[str]) 
             service = names.backend_service_name(name, backend_name)
             if len(service) > names.DNS_LABEL_MAX_LENGTH:
                 problems.append(
-                    f"{field}.name: the backend Service name {service!r} is "
+                    f"{field}.name: the backend Service name {_show(service)} is "
                     f"{len(service)} characters, longer than {names.DNS_LABEL_MAX_LENGTH}"
                     f" (metadata.name and spec.backends[].name together must be at most "
                     f"{names.MAX_NAME_AND_BACKEND_LENGTH} characters)"
@@ -173,7 +230,7 @@ def _check_ports(ports: list[Any], problems: list[str]) -> None:
         protocol: Any = port.get("protocol")
         protocol_ok = protocol is None or protocol in ("TCP", "UDP")
         if not protocol_ok:
-            problems.append(f"{field}.protocol: {protocol!r} is not one of 'TCP', 'UDP'")
+            problems.append(f"{field}.protocol: {_show(protocol)} is not one of 'TCP', 'UDP'")
         number: Any = port.get("port")
         problem = _int_problem(number, 1, 65535)
         if problem:
@@ -207,10 +264,40 @@ def validate(balancer: dict[str, Any]) -> list[str]:
     else:
         name = raw_name
     spec = balancer.get("spec")
-    if not isinstance(spec, dict):
+    if spec is None:
         problems.append("spec: is required (an object)")
         return problems
+    if not isinstance(spec, dict):
+        problems.append(f"spec: must be an object, got {json_type(spec)}")
+        return problems
     _check_selector(spec.get("selector"), "spec.selector", problems)
-    _check_backends(name, _list(spec, "backends", problems), problems)
-    _check_ports(_list(spec, "ports", problems), problems)
+    _check_backends(name, _list(spec, "backends", MAX_BACKENDS, problems), problems)
+    _check_ports(_list(spec, "ports", MAX_PORTS, problems), problems)
     return problems
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more problem{'' if count == 1 else 's'})"
+
+
+def message(problems: list[str], limit: int = MAX_MESSAGE_LENGTH) -> str:
+    """``problems`` joined by "; " in at most ``limit`` characters.
+
+    Problems that do not fit are counted instead (``...; spec.ports[0].port:
+    ... (and 7 more problems)``); the first problem is always there (cut,
+    with "...", if it alone is too long), so the message always starts with
+    the first field.
+    """
+    text = "; ".join(problems)
+    if len(text) <= limit:
+        return text
+    kept = length = 0
+    for i, problem in enumerate(problems):
+        new_length = length + (2 if i else 0) + len(problem)
+        if new_length + len(_more(len(problems) - i - 1)) > limit:
+            break
+        kept, length = i + 1, new_length
+    if kept == 0:
+        tail = _more(len(problems) - 1) if len(problems) > 1 else ""
+        return problems[0][: max(limit - len(tail) - 3, 0)] + "..." + tail
+    return "; ".join(problems[:kept]) + _more(len(problems) - kept)

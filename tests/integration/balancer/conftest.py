@@ -39,6 +39,19 @@ def wait_for(
     return shared_wait_for(attempt, timeout, interval=interval, what=what or repr(probe))
 
 
+def permissive_crd() -> dict[str, Any]:
+    """The Balancer CRD with its schema (and CEL rules) replaced by "anything
+    goes": an API server that enforces none of the CRD's validation, as an
+    older cluster or a hand-installed CRD may."""
+    with CRD.open() as f:
+        crd: dict[str, Any] = yaml.safe_load(f)
+    for version in crd["spec"]["versions"]:
+        version["schema"] = {
+            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        }
+    return crd
+
+
 def sample_balancer(name: str = "balancer-sample", namespace: str = "default") -> dict[str, Any]:
     with SAMPLE.open() as f:
         obj: dict[str, Any] = yaml.safe_load(f)
@@ -118,6 +131,12 @@ class Cluster:
 def server(apiserver_factory: Callable[..., APIServer]) -> APIServer:
     """A started API server with the Balancer CRD (stopped by the shared plugin)."""
     return apiserver_factory(crds=[str(CRD)])
+
+
+@pytest.fixture
+def permissive_server(apiserver_factory: Callable[..., APIServer]) -> APIServer:
+    """A started API server whose Balancer CRD validates nothing (``permissive_crd``)."""
+    return apiserver_factory(crds=[permissive_crd()])
 
 
 @pytest.fixture
