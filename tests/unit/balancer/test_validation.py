@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from controllers.balancer import validation
 from controllers.balancer.validation import validate
+
+CRD = Path(__file__).resolve().parents[3] / "crds" / "balancer.yaml"
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -57,7 +62,34 @@ CASES: list[tuple[str, Mutation, str, str]] = [
     ("spec-missing", _del("spec"), "spec", "required"),
     ("backends-missing", _del("spec.backends"), "spec.backends", "at least one"),
     ("backends-empty", _set("spec.backends", []), "spec.backends", "at least one"),
-    ("backends-not-list", _set("spec.backends", {"v1": 1}), "spec.backends", "list"),
+    (
+        "backends-not-list",
+        _set("spec.backends", {"v1": 1}),
+        "spec.backends",
+        "must be a list, got object",
+    ),
+    ("backends-string", _set("spec.backends", "v1"), "spec.backends", "got string"),
+    ("ports-number", _set("spec.ports", 80), "spec.ports", "got number"),
+    ("spec-array", _set("spec", []), "spec", "must be an object, got array"),
+    ("spec-null", _set("spec", None), "spec", "required"),
+    ("name-number", _set("metadata.name", 5), "metadata.name", "got number"),
+    ("name-253", _set("metadata.name", "a" * 253), "metadata.name", "253 characters"),
+    ("selector-array", _set("spec.selector", ["a"]), "spec.selector", "got array"),
+    ("port-not-object", _set("spec.ports.0", None), "spec.ports[0]", "got null"),
+    ("port-name-number", _set("spec.ports.0.name", 7), "spec.ports[0].name", "got number"),
+    ("protocol-number", _set("spec.ports.0.protocol", 6), "spec.ports[0].protocol", "'TCP'"),
+    (
+        "too-many-backends",
+        _set("spec.backends", [{"name": f"b{i}", "weight": 1} for i in range(1000)]),
+        "spec.backends",
+        "at most 64 items, got 1000",
+    ),
+    (
+        "too-many-ports",
+        _set("spec.ports", [{"name": f"p{i}", "port": i + 1} for i in range(65)]),
+        "spec.ports",
+        "at most 64 items, got 65",
+    ),
     ("backend-not-object", _set("spec.backends.1", "v2"), "spec.backends[1]", "object"),
     ("backend-name-missing", _del("spec.backends.1.name"), "spec.backends[1].name", "required"),
     ("backend-name-empty", _set("spec.backends.1.name", ""), "spec.backends[1].name", "required"),
@@ -227,3 +259,62 @@ def test_does_not_mutate(sample: dict[str, Any]) -> None:
     before = copy.deepcopy(sample)
     validate(sample)
     assert sample == before
+
+
+def _crd_schema() -> dict[str, Any]:
+    crd = yaml.safe_load(CRD.read_text())
+    [version] = crd["spec"]["versions"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def test_limits_are_the_crds() -> None:
+    # The controller enforces the schema's bounds itself, for API servers
+    # that do not; the two must not drift apart.
+    spec = _crd_schema()["properties"]["spec"]["properties"]
+    assert spec["backends"]["maxItems"] == validation.MAX_BACKENDS
+    assert spec["ports"]["maxItems"] == validation.MAX_PORTS
+
+
+def test_limits_are_inclusive(sample: dict[str, Any]) -> None:
+    sample["metadata"]["name"] = "n"
+    sample["spec"]["backends"] = [
+        {"name": f"b{i}", "weight": 1} for i in range(validation.MAX_BACKENDS)
+    ]
+    sample["spec"]["ports"] = [
+        {"name": f"p{i}", "port": i + 1} for i in range(validation.MAX_PORTS)
+    ]
+    assert validate(sample) == []
+
+
+def test_an_oversized_list_is_not_walked(sample: dict[str, Any]) -> None:
+    # 100,000 broken backends: one problem, found without looking at them.
+    sample["spec"]["backends"] = [7] * 100_000
+    assert validate(sample) == ["spec.backends: must have at most 64 items, got 100000"]
+
+
+def test_quoted_values_are_escaped_and_short(sample: dict[str, Any]) -> None:
+    sample["spec"]["backends"][0]["name"] = 'x;\n}"' + "\n" + "y" * 300
+    [problem] = validate(sample)
+    assert "\n" not in problem
+    assert len(problem) < 300
+
+
+def test_message_keeps_short_lists_whole() -> None:
+    assert validation.message(["a: x", "b: y"]) == "a: x; b: y"
+
+
+def test_message_is_bounded_and_counts_what_it_drops() -> None:
+    problems = [f"spec.backends[{i}].weight: {'w' * 40}" for i in range(200)]
+    text = validation.message(problems)
+    assert len(text) <= validation.MAX_MESSAGE_LENGTH
+    assert text.startswith("spec.backends[0].weight: ")
+    kept = text.count("spec.backends[")
+    assert text.endswith(f" (and {200 - kept} more problems)")
+
+
+def test_message_cuts_a_huge_first_problem() -> None:
+    text = validation.message(["spec.x: " + "z" * 5000, "spec.y: short"], limit=100)
+    assert len(text) <= 100
+    assert text.startswith("spec.x: zzz")
+    assert text.endswith("... (and 1 more problem)")
