@@ -54,6 +54,7 @@ class Faults:
         self._lock = threading.Lock()
         self._fail: list[_FailRule] = []
         self._latency: list[_LatencyRule] = []
+        self._delayed = 0
 
     def fail_next(
         self,
@@ -105,10 +106,20 @@ class Faults:
             self._latency.clear()
 
     def latency_for(self, path: str) -> float:
+        """Seconds to delay a request for ``path``; a positive answer counts as delayed."""
         with self._lock:
-            return sum(
+            seconds = sum(
                 r.seconds for r in self._latency if r.pattern is None or r.pattern.search(path)
             )
+            if seconds > 0:
+                self._delayed += 1
+            return seconds
+
+    def delayed(self) -> int:
+        """Requests delayed by a latency rule so far (started, not necessarily answered):
+        a test waits on it to know that a request is hanging."""
+        with self._lock:
+            return self._delayed
 
     def check(self, method: str, path: str) -> None:
         """Raise the injected error if a fail rule matches (consuming one use)."""
