@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..client import ResourceClient
 from ..clock import REAL_CLOCK, Clock
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from .lister import Lister
 
 __all__ = ["SharedInformerFactory"]
+
+_T = TypeVar("_T")
 
 
 _STOP_POLL = 0.1
@@ -114,8 +116,20 @@ class SharedInformerFactory:
             self._informers[key] = informer
             return informer
 
-    def lister(self, group: str, version: str, plural: str) -> Lister:
-        """A ``Lister`` over the cache of that resource's informer (created if needed)."""
+    @overload
+    def lister(self, group: str, version: str, plural: str) -> Lister[Any]: ...
+
+    @overload
+    def lister(self, group: str, version: str, plural: str, *, type: type[_T]) -> Lister[_T]: ...
+
+    def lister(self, group: str, version: str, plural: str, *, type: object = None) -> Lister[Any]:
+        """A ``Lister`` over the cache of that resource's informer (created if needed).
+
+        ``type`` (e.g. a ``TypedDict`` from ``python -m pycontroller.gen``) only
+        tells mypy what the cached dicts look like: ``Lister[type]``. It is not
+        used at run time; annotating the result (``x: Lister[Network] =
+        factory.lister(...)``) does the same.
+        """
         from .lister import Lister
 
         return Lister(self.for_resource(group, version, plural).get_indexer(), resource=plural)
