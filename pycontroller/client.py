@@ -24,6 +24,16 @@ Behaviour worth knowing:
 - ``watch`` returns a ``WatchStream``: an iterator of decoded events read line
   by line from the streaming response. An ``ERROR`` event (for example 410
   Expired) is *yielded*, not raised; the reflector turns it into a relist.
+  A line that is not a JSON object (garbage, or an event cut short and
+  followed by more lines) ends the stream as client-go's ``StreamWatcher``
+  does: one last ``ERROR`` event is yielded, a ``Status`` with code 500,
+  reason ``InternalError``, message "unable to decode an event from the watch
+  stream: ..." and a ``details.causes`` entry with reason
+  ``WATCH_DECODE_ERROR_CAUSE`` (``"ClientWatchDecoding"``), then the stream
+  closes. Nothing after the bad line is yielded, so a consumer that resumes
+  from the last resourceVersion it applied gets the lost event again from the
+  server. An incomplete last line at end of stream (the connection dropped
+  mid-event: client-go's ``io.ErrUnexpectedEOF``) ends the stream quietly.
   The stream ends (``StopIteration``) when the server closes it, the socket
   read times out (``timeout_seconds`` + ``WATCH_READ_SLACK``: a dead
   connection cannot hang a reader forever) or ``close()`` is called — from
@@ -60,12 +70,14 @@ __all__ = [
     "DEFAULT_BURST",
     "DEFAULT_QPS",
     "PATCH_CONTENT_TYPES",
+    "WATCH_DECODE_ERROR_CAUSE",
     "RateLimiter",
     "ResourceClient",
     "TokenBucketRateLimiter",
     "WatchStream",
     "rate_limiter_for",
     "set_rate_limiter",
+    "watch_decode_error_event",
 ]
 
 logger = logging.getLogger(__name__)
@@ -271,6 +283,29 @@ def _auth_headers(api_client: Any) -> dict[str, str]:
 # --------------------------------------------------------------------------- watch stream
 
 
+#: ``details.causes[].reason`` of the ``ERROR`` event a ``WatchStream`` yields
+#: for a line it cannot decode (client-go's ``ClientWatchDecodingCause``).
+WATCH_DECODE_ERROR_CAUSE = "ClientWatchDecoding"
+
+
+def watch_decode_error_event(message: str) -> dict[str, Any]:
+    """The ``ERROR`` event for an undecodable watch line (client-go's StreamWatcher)."""
+    text = f"unable to decode an event from the watch stream: {message}"
+    return {
+        "type": "ERROR",
+        "object": {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": text,
+            "reason": "InternalError",
+            "details": {"causes": [{"reason": WATCH_DECODE_ERROR_CAUSE, "message": text}]},
+            "code": 500,
+        },
+    }
+
+
 class WatchStream:
     """Iterator of decoded watch events from one streaming HTTP response.
 
@@ -280,6 +315,11 @@ class WatchStream:
     ``next()`` returns (the iteration ends) immediately. Iteration also ends,
     quietly (logged at debug), on EOF, a read timeout or a connection reset;
     callers resume from the last resourceVersion they saw.
+
+    A line that is not a JSON object is never skipped: the stream yields one
+    ``ERROR`` event (see ``watch_decode_error_event``) and ends, so the
+    caller's last resourceVersion stays *before* the bad line. An incomplete
+    last line at EOF ends the stream quietly (logged at info).
     """
 
     # Large reads: fewer syscalls, and fewer GIL releases for a thread that
@@ -292,6 +332,8 @@ class WatchStream:
         self._description = description
         self._pending: deque[bytes] = deque()
         self._partial = b""
+        # The incomplete last line found at EOF (an object identity, not a value).
+        self._tail: bytes | None = None
         self._closed = False
         self._eof = False
         self._lock = threading.Lock()
@@ -312,19 +354,39 @@ class WatchStream:
                 line = self._pending.popleft()
                 try:
                     event = _json.loads(line)
-                except ValueError:
-                    if line.strip():  # whitespace-only lines are skipped quietly
-                        logger.warning(
-                            "undecodable watch line on %s: %.200r", self._description, line
+                except ValueError as err:
+                    if not line.strip():  # whitespace-only lines are skipped quietly
+                        continue
+                    if self._eof and not self._pending and line is self._tail:
+                        # Cut short by EOF: the connection dropped mid-event.
+                        logger.info(
+                            "watch %s: unexpected EOF in the middle of an event (%d bytes)",
+                            self._description,
+                            len(line),
                         )
-                    continue
+                        continue
+                    return self._decode_error(f"{err}: {line[:200]!r}")
                 if isinstance(event, dict):
                     self.events += 1
                     return event
+                return self._decode_error(f"not a JSON object: {line[:200]!r}")
             if self._eof or self._closed:
                 self._finish()
                 raise StopIteration
             self._fill()
+
+    def _decode_error(self, message: str) -> dict[str, Any]:
+        """End the stream at an undecodable line; the ERROR event to yield last."""
+        logger.warning(
+            "watch %s: unable to decode an event from the watch stream: %s; ending the watch",
+            self._description,
+            message,
+        )
+        self._pending.clear()
+        self._partial = b""
+        self.close()
+        self._finish()
+        return watch_decode_error_event(message)
 
     def _fill(self) -> None:
         try:
@@ -338,6 +400,7 @@ class WatchStream:
             tail = self._partial.strip()
             self._partial = b""
             if tail and not self._closed:
+                self._tail = tail
                 self._pending.append(tail)
             return
         if b"\n" not in chunk:

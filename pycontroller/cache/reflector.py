@@ -22,6 +22,22 @@ Protocol, following client-go 1.32:
    backoff step after every return: 0.8 s doubling to 30 s, each step
    jittered to [d, 2d), reset after 2 minutes without a backoff.
 
+Watch events are applied as client-go's ``watchHandler`` does, and nothing is
+skipped silently:
+
+- an undecodable line ends the watch (``WatchStream`` yields an ``ERROR``
+  event whose Status has the cause ``ClientWatchDecoding``, as client-go's
+  ``StreamWatcher``): the reflector counts it in
+  ``reflector_watch_decode_errors_total{name}``, backs off one step and
+  re-watches from the last resourceVersion it *applied* (never past the bad
+  line), so the server sends the lost event again from its history. A second
+  decode error at the same resourceVersion (no progress in between) relists;
+- an event of unknown type, or an ``ADDED``/``MODIFIED``/``DELETED`` event
+  whose object has no ``metadata``, is logged as an error naming the
+  reflector and the event type, and the watch continues; it does not move the
+  resourceVersion on;
+- a store that raises while applying an event is logged; the watch continues.
+
 While watching, a helper thread calls ``store.resync()`` every
 ``resync_period`` seconds (when ``should_resync()`` allows) and, once
 ``stop`` is set, closes the open watch so a blocked read returns at once.
@@ -43,6 +59,7 @@ from typing import Any
 from prometheus_client import Counter, Gauge
 
 from .._metrics import register
+from ..client import WATCH_DECODE_ERROR_CAUSE
 from ..clock import REAL_CLOCK, Clock
 from ..errors import ApiError, GoneError, TooManyRequestsError, api_error_from_status
 from .listwatch import ListerWatcher
@@ -63,6 +80,8 @@ MIN_WATCH_TIMEOUT = 300.0
 VERY_SHORT_WATCH = 1.0
 # Real seconds between checks of ``stop`` (and of the resync deadline).
 _POLL = 0.05
+# Watch event types that carry an object to apply (and so need its metadata).
+_OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
 # Watch events are counted locally and added to the metric in batches.
 _METRIC_FLUSH = 256
 
@@ -82,6 +101,11 @@ _SHORT_WATCHES = _metric(
 _EVENTS = _metric(Counter, "reflector_watch_events_total", "Watch events received by a reflector.")
 _RELISTS = _metric(
     Counter, "reflector_relists_total", "Lists after the first one (the watch could not resume)."
+)
+_DECODE_ERRORS = _metric(
+    Counter,
+    "reflector_watch_decode_errors_total",
+    "Watches ended by an undecodable event (re-watched from the last applied resourceVersion).",
 )
 _LAST_RV = _metric(
     Gauge, "reflector_last_resource_version", "Last resourceVersion a reflector synced (numeric)."
@@ -182,6 +206,13 @@ def _is_gone(err: BaseException) -> bool:
     return isinstance(err, ApiError) and (err.status == 410 or err.reason in ("Expired", "Gone"))
 
 
+def _is_watch_decode_error(err: BaseException) -> bool:
+    """The ERROR a ``WatchStream`` yields for a line it could not decode."""
+    return isinstance(err, ApiError) and any(
+        cause.get("reason") == WATCH_DECODE_ERROR_CAUSE for cause in err.causes
+    )
+
+
 def _is_too_large_rv(err: BaseException) -> bool:
     if not isinstance(err, ApiError):
         return False
@@ -262,6 +293,7 @@ class Reflector:
         self._m_short = _SHORT_WATCHES.labels(self.name)
         self._m_events = _EVENTS.labels(self.name)
         self._m_relists = _RELISTS.labels(self.name)
+        self._m_decode_errors = _DECODE_ERRORS.labels(self.name)
         self._m_last_rv = _LAST_RV.labels(self.name)
 
     # ------------------------------------------------------------------ state
@@ -416,6 +448,9 @@ class Reflector:
         return int(MIN_WATCH_TIMEOUT + self._rand() * MIN_WATCH_TIMEOUT)
 
     def _watch_loop(self, stop: threading.Event) -> None:
+        # The resourceVersion of the last decode error: a second one with no
+        # progress since means the server keeps sending it; relist instead.
+        decode_error_rv: str | None = None
         while not stop.is_set():
             rv = self.last_sync_resource_version()
             try:
@@ -455,6 +490,21 @@ class Reflector:
             if isinstance(err, TooManyRequestsError):
                 self._clock.sleep(self._backoff.next(), stop)
                 continue
+            if _is_watch_decode_error(err):
+                self._m_decode_errors.inc()
+                resume = self.last_sync_resource_version()
+                if resume == decode_error_rv:
+                    logger.error("%s: %s again at rv %s; relisting", self.name, err, resume)
+                    return
+                decode_error_rv = resume
+                logger.error(
+                    "%s: watch ended: %s; re-watching from rv %s (the last applied)",
+                    self.name,
+                    err,
+                    resume,
+                )
+                self._clock.sleep(self._backoff.next(), stop)
+                continue
             logger.warning("%s: watch ended with an error: %s; relisting", self.name, err)
             return
 
@@ -484,7 +534,21 @@ class Reflector:
                 if type(obj) is not dict:
                     if etype == "ERROR":
                         return api_error_from_status(500, {"message": repr(obj)})
-                    logger.warning("%s: watch event without an object: %.200r", self.name, event)
+                    logger.error(
+                        "%s: %r watch event without an object, ignored: %.200r",
+                        self.name,
+                        etype,
+                        event,
+                    )
+                    continue
+                meta = obj.get("metadata")
+                if type(meta) is not dict and etype in _OBJECT_EVENTS:
+                    logger.error(
+                        "%s: %s watch event whose object has no metadata, ignored: %.200r",
+                        self.name,
+                        etype,
+                        obj,
+                    )
                     continue
                 try:
                     if etype == "MODIFIED":
@@ -495,13 +559,21 @@ class Reflector:
                         store_delete(obj)
                     elif etype == "ERROR":
                         code = obj.get("code")
-                        return api_error_from_status(int(code) if code else 500, obj)
+                        try:
+                            status = int(code) if code else 500
+                        except (TypeError, ValueError):
+                            status = 500
+                        return api_error_from_status(status, obj)
                     elif etype != "BOOKMARK":
-                        logger.warning("%s: unknown watch event type %r", self.name, etype)
+                        logger.error(
+                            "%s: unable to understand watch event of type %r, ignored: %.200r",
+                            self.name,
+                            etype,
+                            event,
+                        )
                         continue
                 except Exception:  # a store error must not end the watch
                     logger.exception("%s: applying a %s event failed", self.name, etype)
-                meta = obj.get("metadata")
                 if type(meta) is dict:
                     rv = meta.get("resourceVersion")
                     if rv:

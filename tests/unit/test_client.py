@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY
 from support.fakes import SleepRecorder
 
 from pycontroller.client import (
+    WATCH_DECODE_ERROR_CAUSE,
     ResourceClient,
     TokenBucketRateLimiter,
     WatchStream,
@@ -321,22 +322,74 @@ class ChunkedResponse:
 
 
 def test_watch_stream_splitting_edge_cases() -> None:
-    resp = ChunkedResponse(
-        [b'{"a":', b"1}\n\n", b'{"b":2}\n{"c"', b":3}", b"\nnot json\n", b'{"d":4}']
-    )
+    resp = ChunkedResponse([b'{"a":', b"1}\n\n", b'{"b":2}\n{"c"', b":3}", b"\n", b'{"d":4}'])
     stream = WatchStream(resp)
     assert list(stream) == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}]
     assert resp.closed
 
 
-def test_watch_stream_skips_blank_lines_quietly_and_warns_on_garbage(
-    caplog: pytest.LogCaptureFixture,
+def is_decode_error(event: dict[str, Any]) -> bool:
+    status = event["object"]
+    return (
+        event["type"] == "ERROR"
+        and status["code"] == 500
+        and status["reason"] == "InternalError"
+        and status["message"].startswith("unable to decode an event from the watch stream")
+        and status["details"]["causes"][0]["reason"] == WATCH_DECODE_ERROR_CAUSE
+    )
+
+
+def test_watch_stream_skips_blank_lines_quietly() -> None:
+    resp = ChunkedResponse([b'{"a":1}\r\n\n \r\n\t\n', b'{"b":2}\n'])
+    assert list(WatchStream(resp)) == [{"a": 1}, {"b": 2}]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"{oops",  # not JSON
+        b'{"type":"ADDED","object":{"metadata":{"name":"x","resourceV',  # truncated line
+        b"[1, 2]",  # JSON, not an event object
+        b'"ADDED"',
+        b"\xff\xfe",  # not UTF-8
+    ],
+)
+def test_watch_stream_ends_with_an_error_event_at_an_undecodable_line(
+    bad: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    resp = ChunkedResponse([b'{"a":1}\r\n\n \r\n\t\n{oops\n', b'{"b":2}\n'])
+    """client-go's StreamWatcher: a decode error is an ERROR event and the end of the
+    watch; nothing after the bad line is yielded (the consumer re-watches from there)."""
+    resp = ChunkedResponse([b'{"a":1}\n', bad + b"\n", b'{"b":2}\n'])
     with caplog.at_level("WARNING", logger="pycontroller.client"):
-        assert list(WatchStream(resp)) == [{"a": 1}, {"b": 2}]
+        events = list(WatchStream(resp, "pods from rv 5"))
+    assert events[0] == {"a": 1}
+    assert len(events) == 2 and is_decode_error(events[1])
+    assert resp.closed
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert len(warnings) == 1 and "{oops" in warnings[0]
+    assert len(warnings) == 1
+    assert "pods from rv 5" in warnings[0] and "unable to decode" in warnings[0]
+
+
+def test_watch_stream_truncated_at_eof_ends_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    """The connection dropped mid-event (client-go's io.ErrUnexpectedEOF): a plain end,
+    so the consumer resumes from the last event it applied."""
+    resp = ChunkedResponse([b'{"a":1}\n{"type":"ADDED","obj'])
+    with caplog.at_level("INFO", logger="pycontroller.client"):
+        assert list(WatchStream(resp)) == [{"a": 1}]
+    assert any("unexpected EOF" in r.getMessage() for r in caplog.records)
+
+
+def test_watch_over_http_ends_at_a_garbage_line(server: tuple[Canned, k8s.ApiClient]) -> None:
+    canned, api = server
+    e1 = json.dumps({"type": "ADDED", "object": {"metadata": {"name": "a"}}}).encode()
+    e2 = json.dumps({"type": "ADDED", "object": {"metadata": {"name": "b"}}}).encode()
+    canned.responses = [(200, {}, [e1 + b"\n" + e2[:15] + b"\n", e2 + b"\n", None])]
+    stream = ResourceClient(api, "", "v1", "pods").watch("ns", resource_version="5")
+    assert next(stream)["object"]["metadata"]["name"] == "a"
+    assert is_decode_error(next(stream))
+    t0 = time.monotonic()
+    assert list(stream) == []  # closed at once: the server's next chunk is never awaited
+    assert time.monotonic() - t0 < 2
 
 
 def test_connection_refused_is_a_connection_refused_error() -> None:

@@ -587,3 +587,100 @@ def test_page_items_fast_check_and_fallback() -> None:
         "Own",
     ]
     assert out[2]["apiVersion"] == "x/v1" and out[4]["apiVersion"] == "x/v1"
+
+
+# -- watch input the reflector cannot apply -------------------------------------------
+
+
+def decode_errors(name: str) -> float:
+    from prometheus_client import REGISTRY
+
+    value = REGISTRY.get_sample_value("reflector_watch_decode_errors_total", {"name": name})
+    return 0.0 if value is None else value
+
+
+def test_undecodable_watch_line_rewatches_from_the_last_applied_rv(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """client-go: a decode error ends the watch; the next watch starts at the last RV
+    applied, so the server sends the event behind the bad line again."""
+    from pycontroller.client import watch_decode_error_event
+
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 5)]
+    bad = watch_decode_error_event("Expecting value: line 1 column 1 (char 0): b'{oops'")
+    lw.watches = [
+        # What WatchStream yields for [a@6, <garbage for b@7>, c@8]: a, then the error.
+        FakeWatch([ev("MODIFIED", obj("a", 6)), bad], end=True),
+        # The re-watch from rv 6: the server replays b@7 and c@8 from its history.
+        FakeWatch([ev("ADDED", obj("b", 7)), ev("ADDED", obj("c", 8))]),
+    ]
+    store = RecordingStore()
+    before = decode_errors("decode-test")
+    backoff = ExponentialBackoff(clock=clock, rand=lambda: 0.0)
+    r = Reflector(lw.as_listwatch(), store, "decode-test", clock=clock, backoff=backoff)
+    with caplog.at_level("ERROR", logger="pycontroller.cache.reflector"), Runner(r):
+        step_while_waiting(clock, lambda: r.last_sync_resource_version() == "8", 0.8)
+    assert [c["resource_version"] for c in lw.watch_calls] == ["5", "6"]
+    assert len(lw.list_calls) == 1  # no relist
+    assert store.snapshot() == [
+        ("replace", ["a"], "5"),
+        ("update", "a", "6"),
+        ("add", "b", "7"),
+        ("add", "c", "8"),
+    ]
+    assert decode_errors("decode-test") == before + 1
+    assert any(
+        "decode-test" in m and "unable to decode" in m
+        for m in (x.getMessage() for x in caplog.records)
+    )
+
+
+def test_repeated_decode_error_at_the_same_rv_relists() -> None:
+    from pycontroller.client import watch_decode_error_event
+
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 5), page([obj("a", 1), obj("b", 7)], 9)]
+    bad = watch_decode_error_event("garbage")
+    lw.watches = [FakeWatch([bad], end=True), FakeWatch([bad], end=True)]
+    store = RecordingStore()
+    before = decode_errors("decode-twice")
+    backoff = ExponentialBackoff(clock=clock, rand=lambda: 0.0)
+    r = Reflector(lw.as_listwatch(), store, "decode-twice", clock=clock, backoff=backoff)
+    with Runner(r):
+        step_while_waiting(clock, lambda: len(lw.watch_calls) == 3, 0.8)
+    assert [c["resource_version"] for c in lw.watch_calls] == ["5", "5", "9"]
+    assert len(lw.list_calls) == 2
+    assert store.items.keys() == {"a", "b"}
+    assert decode_errors("decode-twice") == before + 2
+
+
+@pytest.mark.parametrize(
+    ("event", "what"),
+    [
+        ({"type": "FROBNICATED", "object": obj("x", 7)}, "'FROBNICATED'"),
+        ({"object": obj("x", 7)}, "None"),
+        ({"type": "ADDED", "object": {"kind": "ConfigMap", "data": {}}}, "ADDED"),
+        ({"type": "MODIFIED", "object": {"metadata": "nope"}}, "MODIFIED"),
+        ({"type": "DELETED", "object": ["not", "an", "object"]}, "'DELETED'"),
+    ],
+)
+def test_unknown_event_types_and_objects_without_metadata_are_logged_and_skipped(
+    event: dict[str, Any], what: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    lw = FakeLW()
+    lw.lists = [page([obj("a", 1)], 5)]
+    lw.watches = [FakeWatch([ev("MODIFIED", obj("a", 6)), event, ev("ADDED", obj("b", 8))])]
+    store = RecordingStore()
+    r = Reflector(lw.as_listwatch(), store, "odd-events", clock=clock)
+    with caplog.at_level("ERROR", logger="pycontroller.cache.reflector"), Runner(r):
+        wait_for(lambda: r.last_sync_resource_version() == "8")
+    # The watch went on: nothing lost around the odd event, no relist, no re-watch.
+    assert store.snapshot() == [("replace", ["a"], "5"), ("update", "a", "6"), ("add", "b", "8")]
+    assert len(lw.list_calls) == 1 and len(lw.watch_calls) == 1
+    errors = [x.getMessage() for x in caplog.records if x.levelname == "ERROR"]
+    assert len(errors) == 1
+    assert "odd-events" in errors[0] and what in errors[0]
