@@ -68,10 +68,11 @@ def _object(value: Any, field: str) -> Mapping[str, Any]:
 
 
 def _objects(value: Any, field: str) -> list[Mapping[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ValueError(f"{field}: must be a list")
+    if not isinstance(value, list) or not value:
+        # An upstream without a server is an error to nginx ("no servers are
+        # inside upstream"); an empty stream block is not, but a Balancer
+        # without ports has no Service either: refuse both, as validate() does.
+        raise ValueError(f"{field}: must be a non-empty list")
     return [_object(item, f"{field}[{i}]") for i, item in enumerate(value)]
 
 
@@ -99,8 +100,9 @@ def render(balancer: dict[str, Any]) -> str:
     API server returns it, or as loaded from YAML).
 
     Raises ``ValueError`` (never another exception, whatever the input's
-    shape) if ``metadata``/``spec`` or an item is not an object, a list
-    field is not a list, a name that would reach the text is not a
+    shape) if ``metadata``/``spec`` or an item is not an object,
+    ``spec.backends`` or ``spec.ports`` is not a non-empty list, a name that
+    would reach the text is not a
     DNS-1035 label, a port or weight is not an in-range integer, or a
     protocol is not TCP/UDP (missing protocol means TCP, as in the CRD's
     default). Duplicate names/ports are not checked here (nginx would reject
