@@ -15,7 +15,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 for path in (HERE, HERE.parent / "e2e"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+
+@pytest.fixture
+def golden_sample_text() -> str:
+    """The Go project's exact nginx.conf for its sample (a golden file)."""
+    return (HERE.parent / "unit" / "balancer" / "golden" / "sample" / "nginx.conf").read_text()

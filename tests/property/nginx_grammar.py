@@ -37,11 +37,21 @@ LINES: dict[str, re.Pattern[str]] = {
 FILE = re.compile(
     r"events \{\n    worker_connections 1024;\n\}\nstream \{\n"
     rf"(?:\nserver \{{\n    listen {NUMBER} (?:udp)?;\n    proxy_pass upstream_{LABEL};\n\}}\n)*"
-    rf"(?:\nupstream upstream_{LABEL} \{{\n(?:    server {LABEL}:{NUMBER} weight={NUMBER};\n)+\n\}}\n)*"
+    rf"(?:\nupstream upstream_{LABEL} \{{\n"
+    rf"(?:    server {LABEL}:{NUMBER} weight={NUMBER};\n)+\n\}}\n)*"
     r"\}\n"
 )
 
 _RANGES = {"port": (1, 65535), "weight": (1, 2**31 - 1)}
+
+
+def _directive(line: str) -> tuple[str, re.Match[str]] | None:
+    """(directive name, match) of the ``LINES`` pattern ``line`` matches."""
+    for kind, pattern in LINES.items():
+        match = pattern.fullmatch(line)
+        if match is not None:
+            return kind, match
+    return None
 
 
 def violations(text: str, *, references: bool = True) -> list[str]:
@@ -61,13 +71,11 @@ def violations(text: str, *, references: bool = True) -> list[str]:
     proxied: list[str] = []
     defined: list[str] = []
     for number, line in enumerate(text.split("\n")[:-1], 1):
-        for kind, pattern in LINES.items():
-            match = pattern.fullmatch(line)
-            if match is not None:
-                break
-        else:
+        found = _directive(line)
+        if found is None:
             out.append(f"line {number} matches no directive: {line!r}")
             continue
+        kind, match = found
         for group, (low, high) in _RANGES.items():
             value = match.groupdict().get(group)
             if value is not None and not low <= int(value) <= high:

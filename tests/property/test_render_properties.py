@@ -60,3 +60,18 @@ def test_validate_decides_and_render_never_injects(obj: dict[str, Any]) -> None:
     except ValueError:
         return
     assert violations(text, references=False) == []
+
+
+def test_the_grammar_is_strict(golden_sample_text: str) -> None:
+    # The grammar accepts what we emit and refuses the prior art's injection.
+    assert violations(golden_sample_text) == []
+    injected = golden_sample_text.replace(
+        "server balancer-sample-v1-backend:80 weight=40;",
+        "server balancer-sample-v1-backend:80;server 10.9.8.7:22 weight=1000;#"
+        "-backend:80 weight=1;",
+    )
+    assert injected != golden_sample_text
+    assert violations(injected)
+    assert violations(golden_sample_text.replace("listen 80 ;", "listen 80 udp ;"))
+    assert violations(golden_sample_text.replace("upstream_http;", "upstream_nope;"))
+    assert violations(golden_sample_text + "# trailing\n")
