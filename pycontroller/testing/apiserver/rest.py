@@ -649,6 +649,13 @@ class REST:
                 new["status"] = copy.deepcopy(body["status"])
             else:
                 new.pop("status", None)
+            if (rt.group, rt.kind) == ("apps", "Deployment"):
+                # deploymentStatusStrategy resets only spec and labels: the
+                # Deployment controller writes its revision annotation with
+                # UpdateStatus, which does not bump the generation.
+                bmeta = body.get("metadata")
+                if isinstance(bmeta, dict) and isinstance(bmeta.get("annotations"), dict):
+                    _meta(new)["annotations"] = copy.deepcopy(bmeta["annotations"])
             return new
         new = copy.deepcopy(body)
         new["kind"] = rt.kind
@@ -723,6 +730,7 @@ class REST:
                 # kube's deployment strategy: annotations are copied to the
                 # ReplicaSets, so changing them bumps the generation too.
                 (rt.group, rt.kind) == ("apps", "Deployment")
+                and subresource != "status"
                 and meta.get("annotations") != old_meta.get("annotations")
             ):
                 gen += 1
