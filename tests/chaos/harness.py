@@ -760,6 +760,8 @@ class StateChecker:
         ]
         report.balancers = len(balancers)
         if expected is not None:
+            if scope is not None:
+                expected = {k: v for k, v in expected.items() if k[0] in scope}
             self._check_model(balancers, expected, report)
         wanted: dict[tuple[str, str, str], str] = {}  # child key -> owner uid
         by_uid = {b["metadata"]["uid"]: b for b in balancers}
