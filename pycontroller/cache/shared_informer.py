@@ -565,8 +565,21 @@ class SharedIndexInformer:
         ``resync_period`` defaults to the informer's; values under 1 s become
         1 s; a value under the informer's resync check period lowers that
         period before start and is raised to it after start. Raises
-        ``RuntimeError`` once the informer has stopped.
+        ``RuntimeError`` once the informer has stopped, and ``TypeError`` if
+        ``handler`` lacks a callable ``on_add``, ``on_update`` or ``on_delete``
+        (wrap partial handlers in ``ResourceEventHandlerFuncs``).
         """
+        missing = [
+            m
+            for m in ("on_add", "on_update", "on_delete")
+            if not callable(getattr(handler, m, None))
+        ]
+        if missing:
+            raise TypeError(
+                f"handler {handler!r} for informer {self.name} has no {', '.join(missing)}:"
+                " an event handler needs on_add, on_update and on_delete"
+                " (ResourceEventHandlerFuncs fills in the ones you do not need)"
+            )
         period = self._default_resync if resync_period is None else float(resync_period)
         with self._block_deltas:
             if self._stopped:
