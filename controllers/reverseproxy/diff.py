@@ -83,7 +83,7 @@ def quantity(value: Any) -> Decimal | None:
         return None
     if isinstance(value, int | float):
         return Decimal(str(value))
-    match = _QUANTITY.match(str(value))
+    match = _QUANTITY.fullmatch(str(value))
     if not match:
         return None
     try:

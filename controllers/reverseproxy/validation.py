@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -282,7 +283,7 @@ class _Problems:
         if len(value) > limit:
             self.add(field, f"must be at most {limit} characters")
             return False
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):
             self.add(field, f"{value!r} is not {what}")
             return False
         return True
@@ -314,7 +315,7 @@ class _Problems:
 def _validate_name(p: _Problems, obj: Obj, kind: names.Kind) -> None:
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
-    if not isinstance(name, str) or not _DNS_LABEL.match(name):
+    if not isinstance(name, str) or not _DNS_LABEL.fullmatch(name):
         p.add("metadata.name", f"{name!r} is not a DNS-1123 label (it names the Service)")
     elif len(name) > kind.max_name_length:
         p.add(
@@ -420,7 +421,9 @@ def _validate_rewrite(p: _Problems, field: str, rule: Any) -> None:
         p.add(f"{field}.regex", "is required")
     elif p.matches(f"{field}.regex", regex, _TEXT, "printable text", MAX_TEXT):
         try:
-            re.compile(re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", regex))
+            with warnings.catch_warnings():  # FutureWarnings of re about nested sets
+                warnings.simplefilter("ignore")
+                re.compile(re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", regex))
         except re.error as err:
             p.add(f"{field}.regex", f"is not a valid regular expression: {err}")
     replacement = rule.get("replacement")
@@ -481,7 +484,7 @@ def validate(obj: Any, *, nginx_image: str | None = None, check_name: bool = Tru
             if lower in seen:
                 p.add("spec.proxySetHeader", f"{seen[lower]!r} and {key!r} differ only by case")
             seen[lower] = str(key)
-    spec = with_defaults(obj, nginx_image=nginx_image or "-")["spec"]
+    spec = with_defaults(obj, nginx_image="-" if nginx_image is None else nginx_image)["spec"]
     _validate_common(p, spec)
     if kind is names.TCP_REVERSE_PROXY:
         _validate_tcp(p, spec)
