@@ -1,6 +1,7 @@
-"""``python -m pycontroller.gen CRD_FILE [-o OUT.py]``: TypedDicts from a CRD's schema.
+"""``python -m pycontroller.gen CRD_FILE [CRD_FILE ...] [-o OUT.py]``: TypedDicts from CRD schemas.
 
-Writes to stdout without ``-o``. See ``pycontroller.gen`` for the mapping.
+Writes one module for every CRD in the files, to stdout without ``-o``. See
+``pycontroller.gen`` for the mapping.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from pycontroller.gen import GenerationError, generate_file
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pycontroller.gen", description=__doc__)
-    parser.add_argument("crd_file", metavar="CRD_FILE", help="YAML file holding the CRD(s)")
+    parser.add_argument("crd_files", nargs="+", metavar="CRD_FILE", help="YAML file(s) with CRDs")
     parser.add_argument("-o", "--output", metavar="OUT.py", help="write here (default: stdout)")
     args = parser.parse_args(argv)
     try:
-        text = generate_file(args.crd_file)
+        text = generate_file(*args.crd_files)
     except (OSError, GenerationError) as err:
         print(f"python -m pycontroller.gen: {err}", file=sys.stderr)
         return 1
