@@ -100,9 +100,9 @@ bad_labels: st.SearchStrategy[Any] = st.one_of(st.sampled_from(BAD_LABELS), nast
 #: Balancer names: invalid ones a schema-less server still admits (DNS-1123
 #: subdomains up to 253 characters) and ones any server refuses.
 BAD_BALANCER_NAMES = [
-    "a" * 63,  # a valid name, but too long next to any backend name
     "a" * 64,
     "a" * 253,
+    "a" * 63,  # a valid name, but too long next to any backend name
     "a" * 254,
     "a.b",
     "1abc",
@@ -326,8 +326,12 @@ def _unknown_field(draw: Draw, obj: Obj) -> None:
         spec[draw(st.sampled_from(["backend", "replicas", "x;y"]))] = draw(wrong_types)
 
 
+# Hostile first: with few examples, hypothesis draws early entries more often.
 MUTATIONS: list[tuple[str, Any]] = [
+    ("backends wrong type", _wrong_list("backends")),
     ("bad metadata.name", _bad_name),
+    ("backends at/over maxItems", _many("backends")),
+    ("backend item wrong type", _wrong_item("backends")),
     ("name + backend at 63/64", _long_combination),
     ("bad backend name", _set_in_item("backends", "name", bad_labels)),
     ("bad weight", _set_in_item("backends", "weight", bad_weights)),
@@ -340,16 +344,13 @@ MUTATIONS: list[tuple[str, Any]] = [
     ("bad targetPort", _set_in_item("ports", "targetPort", bad_target_ports)),
     ("duplicate port name", _duplicate("ports", _bump_port)),
     ("duplicate port/protocol", _duplicate("ports", _rename)),
-    ("backends wrong type", _wrong_list("backends")),
     ("ports wrong type", _wrong_list("ports")),
-    ("backend item wrong type", _wrong_item("backends")),
     ("port item wrong type", _wrong_item("ports")),
     ("spec wrong type", _wrong_spec),
     ("no backend name", _delete_in_item("backends", "name")),
     ("no weight", _delete_in_item("backends", "weight")),
     ("no port name", _delete_in_item("ports", "name")),
     ("no port", _delete_in_item("ports", "port")),
-    ("backends at/over maxItems", _many("backends")),
     ("ports at/over maxItems", _many("ports")),
     ("unknown field", _unknown_field),
 ]
@@ -363,3 +364,47 @@ def balancers(draw: Draw, *, max_mutations: int = 3) -> Obj:
         _, mutate = draw(st.sampled_from(MUTATIONS))
         mutate(draw, obj)
     return obj
+
+
+def _sample(name: str = "sample", **spec: Any) -> Obj:
+    base: Obj = {
+        "backends": [{"name": "v1", "weight": 40}, {"name": "v2", "weight": 20}],
+        "ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 5678}],
+    }
+    base.update(spec)
+    return {
+        "apiVersion": names.API_VERSION,
+        "kind": names.KIND,
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": base,
+    }
+
+
+def _without_spec() -> Obj:
+    obj = _sample("no-spec")
+    del obj["spec"]
+    return obj
+
+
+#: The issue's findings and the prior art's attacks, run on every test run
+#: (``@example``) on top of the drawn Balancers.
+EXPLICIT: list[Obj] = [
+    _sample("a" * 64),
+    _sample("b" * 253),
+    _sample("dotted.name"),
+    _sample(backends={"name": "v1", "weight": 1}),
+    _sample(backends=["v1", "v2"]),
+    _sample(backends=[{"name": f"b{i}", "weight": 1} for i in range(1000)]),
+    _sample(ports="80"),
+    _without_spec(),
+    _sample(
+        backends=[
+            {"name": "v1", "weight": 1},
+            {"name": "v1-backend:80;server 10.9.8.7:22 weight=1000;#", "weight": 1},
+        ]
+    ),
+    _sample(ports=[{"name": "http; proxy_pass evil", "port": 80}]),
+    _sample(ports=[{"name": "http", "protocol": "udp;#", "port": 80}]),
+    _sample(ports=[{"name": "http", "protocol": "tcp", "port": 70000}]),
+    _sample(backends=[{"name": "v1", "weight": "40;server evil:22"}]),
+]

@@ -37,8 +37,8 @@ from typing import Any
 import nginx_util
 import pytest
 import yaml
-from balancer_strategies import balancers, reproducible
-from hypothesis import given
+from balancer_strategies import EXPLICIT, balancers, reproducible
+from hypothesis import example, given
 from nginx_grammar import violations
 
 from controllers.balancer import names, nginx, validation
@@ -202,8 +202,15 @@ def _count(e: Env, outcome: str) -> None:
     e.outcomes[outcome] = e.outcomes.get(outcome, 0) + 1
 
 
-@reproducible(30)
+def _with_examples(test: Any) -> Any:
+    for obj in reversed(EXPLICIT):
+        test = example(obj=obj)(test)
+    return test
+
+
+@reproducible(25)
 @given(obj=balancers())
+@_with_examples
 def test_every_spec_is_refused_or_invalid_or_a_valid_config(env: Env, obj: dict[str, Any]) -> None:
     namespace = f"p{next(env.counter)}"
     env.namespaces.create(

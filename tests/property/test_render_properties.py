@@ -15,8 +15,8 @@ import re
 from typing import Any
 
 import pytest
-from balancer_strategies import balancers, reproducible
-from hypothesis import given
+from balancer_strategies import EXPLICIT, balancers, reproducible
+from hypothesis import example, given
 from nginx_grammar import violations
 
 from controllers.balancer import names, nginx, resources, validation
@@ -25,8 +25,15 @@ FIELD = re.compile(r"(metadata\.name|spec(\.[a-zA-Z]+|\[\d+\])*): ")
 CONFIGMAP_LIMIT = 1024 * 1024
 
 
+def _with_examples(test: Any) -> Any:
+    for obj in reversed(EXPLICIT):
+        test = example(obj=obj)(test)
+    return test
+
+
 @reproducible(400)
-@given(balancers())
+@given(obj=balancers())
+@_with_examples
 def test_validate_decides_and_render_never_injects(obj: dict[str, Any]) -> None:
     before = copy.deepcopy(obj)
     problems = validation.validate(obj)
