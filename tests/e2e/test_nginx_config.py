@@ -111,3 +111,26 @@ def test_what_nginx_rejects_validate_rejects(
     # ... and validate(), which the reconciler runs first, reports the field.
     problems = validate(balancer)
     assert any(p.startswith(field + ": duplicate") for p in problems), problems
+
+
+def test_nginx_accepts_the_largest_valid_config(tmp_path: Path) -> None:
+    # The CRD's limits at once: 64 backends with 63-character Service names,
+    # 64 UDP ports up to 65535, the largest weight.
+    from controllers.balancer import validation
+
+    balancer = {
+        "metadata": {"name": "n" * 14},
+        "spec": {
+            "backends": [
+                {"name": f"b{i:02d}" + "b" * 37, "weight": 2**31 - 1}
+                for i in range(validation.MAX_BACKENDS)
+            ],
+            "ports": [
+                {"name": f"p{i:02d}", "port": 65535 - i, "protocol": "UDP"}
+                for i in range(validation.MAX_PORTS)
+            ],
+        },
+    }
+    assert validate(balancer) == []
+    result = nginx_t(render(balancer), nginx_util.backend_hosts(balancer), tmp_path)
+    assert result.returncode == 0, result.stderr
