@@ -87,17 +87,26 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def nginx_command(conf: Path, workdir: Path, *, test: bool = False) -> list[str]:
+def nginx_command(
+    conf: Path, workdir: Path, *, test: bool = False, config_sets_pid_and_daemon: bool = False
+) -> list[str]:
     """argv running (or with ``test``, checking) ``conf`` unaltered in the
-    foreground, with every file nginx writes inside ``workdir``."""
+    foreground, with every file nginx writes inside ``workdir``.
+
+    ``config_sets_pid_and_daemon``: the config has its own ``pid`` and
+    ``daemon off;`` (the ReverseProxy operator's does), which nginx refuses
+    to see twice, so they are not passed with ``-g``."""
     binary = nginx_binary()
     module = stream_module_directive()
     assert binary is not None and module is not None, unavailable_reason()
-    globals_ = f"{module} pid {workdir / 'nginx.pid'};"
-    if not test:
-        globals_ += " daemon off;"
+    globals_ = module
+    if not config_sets_pid_and_daemon:
+        globals_ = f"{module} pid {workdir / 'nginx.pid'};"
+        if not test:
+            globals_ += " daemon off;"
     argv = [binary, "-p", f"{workdir}/", "-e", str(workdir / "error.log"), "-c", str(conf)]
-    argv += ["-g", globals_]
+    if globals_:
+        argv += ["-g", globals_]
     if test:
         argv.append("-t")
     return argv
