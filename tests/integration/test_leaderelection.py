@@ -220,3 +220,72 @@ def test_slow_renewals_past_the_deadline_stop_leading(
         assert not a.elector.is_leader()
     finally:
         apiserver.set_latency(0, path_regex=f"/leases/{LEASE}")
+
+
+LONG = {"lease_duration": 10.0, "renew_deadline": 8.0, "retry_period": 0.2}
+
+
+def long_lease_elector(
+    apiserver: APIServer, identity: str, leading: threading.Event
+) -> tuple[LeaderElector, threading.Event, threading.Thread]:
+    """An elector with a 10 s lease: only a release lets another take over within 10 s."""
+    stop = threading.Event()
+
+    def lead(stop_leading: threading.Event) -> None:
+        leading.set()
+        stop_leading.wait()
+
+    elector = LeaderElector(
+        LeaseLock(apiserver.api_client(), "default", LEASE, identity),
+        on_started_leading=lead,
+        on_stopped_leading=lambda: None,
+        release_on_cancel=True,
+        **LONG,
+    )
+    thread = threading.Thread(target=elector.run, args=(stop,), daemon=True)
+    thread.start()
+    return elector, stop, thread
+
+
+def test_stop_releases_the_lease_promptly(apiserver: APIServer) -> None:
+    leading = threading.Event()
+    elector, stop, thread = long_lease_elector(apiserver, "a", leading)
+    assert leading.wait(5)
+    assert lease(apiserver)["spec"]["leaseDurationSeconds"] == 10
+    t0 = time.monotonic()
+    stop.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.monotonic() - t0 < 1.0  # no renew_deadline or lease_duration wait
+    spec = lease(apiserver)["spec"]
+    assert spec.get("holderIdentity", "") == ""  # client-go's release: holder cleared ...
+    assert spec["leaseDurationSeconds"] == 1  # ... and a 1 s lease
+    assert not elector.is_leader()
+
+
+def test_another_elector_takes_over_within_a_retry_period_after_stop(
+    apiserver: APIServer,
+) -> None:
+    a_leading, b_leading = threading.Event(), threading.Event()
+    a, a_stop, a_thread = long_lease_elector(apiserver, "a", a_leading)
+    assert a_leading.wait(5)
+    b, b_stop, b_thread = long_lease_elector(apiserver, "b", b_leading)
+    try:
+        time.sleep(0.5)  # b campaigns against a valid 10 s lease
+        assert not b_leading.is_set()
+        t0 = time.monotonic()
+        a_stop.set()
+        # b polls every retry_period (0.2 s, jittered up to 2x): far below the 10 s lease.
+        assert b_leading.wait(2.0), "b did not take over: the lease was not released"
+        assert time.monotonic() - t0 < 1.5
+        a_thread.join(5)
+        spec = lease(apiserver)["spec"]
+        assert spec["holderIdentity"] == "b"
+        assert spec["leaseDurationSeconds"] == 10
+        assert spec["leaseTransitions"] == 1
+        assert b.is_leader() and not a.is_leader()
+    finally:
+        a_stop.set()
+        b_stop.set()
+        a_thread.join(5)
+        b_thread.join(5)
