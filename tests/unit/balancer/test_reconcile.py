@@ -17,7 +17,13 @@ from controllers.balancer import names, nginx, resources
 from controllers.balancer.reconcile import CONFLICT_RECHECK, Reconciler
 from pycontroller.clock import FakeClock
 from pycontroller.controller import Result
-from pycontroller.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
+from pycontroller.errors import (
+    AlreadyExistsError,
+    ApiError,
+    ConflictError,
+    InvalidError,
+    NotFoundError,
+)
 
 Obj = dict[str, Any]
 _counter = itertools.count(1)
@@ -365,3 +371,54 @@ def test_stale_cache_create_conflict_reads_live_object(world: World) -> None:
     assert world.reconciler.sync("ns/b") is None
     world.configmaps.get = original_get  # type: ignore[method-assign]
     assert resources.config_hash(cm["data"]["nginx.conf"])
+
+
+def test_invalid_spec_status_failure_is_retried_and_warns_once(world: World) -> None:
+    # The Warning goes out with the condition: a failed status write is
+    # retried (raised) without an event, the retry writes and warns once.
+    world.add_balancer(backends={"v1": 40})
+    world.balancers.fail["update_status"] = ApiError(500, "InternalError", "boom")
+    with pytest.raises(ApiError):
+        world.reconciler.sync("ns/b")
+    assert world.recorder.events == []
+    assert world.reconciler.sync("ns/b") is None
+    assert world.recorder.events == [
+        ("Warning", "InvalidSpec", "spec.backends: must be a list, got object")
+    ]
+    assert world.reconciler.sync("ns/b") is None
+    assert len(world.recorder.events) == 1
+
+
+def test_invalid_spec_status_422_is_not_retried(world: World) -> None:
+    # No retry fixes a status the server refuses: logged, warned, done.
+    world.add_balancer(ports="80")
+    world.balancers.fail["update_status"] = InvalidError(422, "Invalid", "status.x: bad")
+    assert world.reconciler.sync("ns/b") is None
+    assert [e[1] for e in world.recorder.events] == ["InvalidSpec"]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"backends": {"name": "v1"}},
+        {"backends": "v1"},
+        {"backends": [1, None, "v1"]},
+        {"ports": {"http": 80}},
+    ],
+)
+def test_wrongly_typed_spec_is_invalid_not_a_crash(world: World, spec: Obj) -> None:
+    world.add_balancer(**spec)
+    assert world.reconciler.sync("ns/b") is None
+    cond = world.condition("Reconciled")
+    assert (cond["status"], cond["reason"]) == ("False", "InvalidSpec")
+    assert cond["message"].startswith("spec.")
+    assert [w for w in world.writes() if w[0] != "update_status"] == []
+
+
+def test_junk_stored_status_is_replaced(world: World) -> None:
+    world.add_balancer(backends="v1")
+    world.balancer()["status"] = {"conditions": ["junk", 3], "activeBackendsNum": "x"}
+    assert world.reconciler.sync("ns/b") is None
+    status = world.balancer()["status"]
+    assert {c["type"] for c in status["conditions"]} == {"Reconciled", "Available"}
+    assert status["activeBackendsNum"] == 0
