@@ -163,3 +163,49 @@ def test_many_objects_converge_with_few_writes(apiserver: APIServer, annotator: 
         r for r in apiserver.request_log if r.method == "PATCH" and "/configmaps/m" in r.path
     ]
     assert len(patches) == 30
+
+
+def test_stop_during_a_large_sync_writes_only_the_in_flight_keys(apiserver: APIServer) -> None:
+    """SIGTERM-like stop during the initial sync of 60 ConfigMaps: no new key is
+    taken, in-flight syncs finish, and the backlog is left for the next leader."""
+    client = cms(apiserver)
+    for i in range(60):
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"big-{i:02d}"},
+             "data": {"k": "v"}},
+            "default",
+        )  # fmt: skip
+    a = Annotator(apiserver, unique("bigsync"))
+    real_sync = a.sync
+
+    def slow_sync(key: str) -> Result | None:
+        result = real_sync(key)
+        time.sleep(0.1)
+        return result
+
+    a.controller = Controller(
+        a.controller.name,
+        a.queue,
+        slow_sync,
+        has_synced=list(a.controller._has_synced),
+        graceful_shutdown_timeout=5.0,
+    )
+    stop = threading.Event()
+    a.factory.start(stop)
+    returned: list[bool] = []
+    t = threading.Thread(target=lambda: returned.append(a.controller.run(3, stop)), daemon=True)
+    t.start()
+    try:
+        wait_for(lambda: apiserver.writes("configmaps") >= 60 + 6, what="a few syncs")
+        writes_at_stop = apiserver.writes("configmaps")
+        t0 = time.monotonic()
+        stop.set()
+        t.join(10)
+        assert not t.is_alive()
+        assert time.monotonic() - t0 < 2.0
+        assert returned == [True]
+        assert apiserver.writes("configmaps") - writes_at_stop <= 3  # at most the in-flight ones
+        assert apiserver.writes("configmaps") < 60 + 60  # the backlog was not drained
+    finally:
+        stop.set()
+        a.factory.shutdown(5)
