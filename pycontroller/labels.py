@@ -68,7 +68,7 @@ DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 #: Longest DNS-1035 label (RFC 1035): Service names.
 DNS1035_LABEL_MAX_LENGTH = 63
-_INTEGER_RE = re.compile(r"^[+-]?[0-9]+$")
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -187,7 +187,7 @@ _NUMERIC_OPS = (Operator.GREATER_THAN, Operator.LESS_THAN)
 
 
 def _parse_int64(value: str) -> int | None:
-    if not _INTEGER_RE.match(value):
+    if not _INTEGER_RE.fullmatch(value):
         return None
     number = int(value)
     if not _INT64_MIN <= number <= _INT64_MAX:

@@ -133,6 +133,8 @@ MATCH_CASES: list[tuple[str, dict[str, str], bool]] = [
     ("x<1", {"x": "2"}, False),
     ("x>1", {}, False),
     ("z>1", {"z": "v2"}, False),
+    # strconv.ParseInt refuses a trailing newline; so must we ("$" matches before one).
+    ("x>1", {"x": "5\n"}, False),
     # != and notin match objects lacking the key, as in Kubernetes.
     ("x!=y", {}, True),
     ("x notin (a,b)", {}, True),
