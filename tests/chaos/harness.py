@@ -929,6 +929,7 @@ class FaultInjector:
         self.counts: Counter[str] = Counter()
         self.last_fault_at: float | None = None  # time.monotonic()
         self.downtime = 0.0
+        self.timeline: list[tuple[float, str]] = []  # (time.monotonic(), kind)
 
     def inject(self, fault: Fault) -> None:
         server = self.server
@@ -952,6 +953,7 @@ class FaultInjector:
             raise ValueError(fault.kind)
         self.counts[fault.kind] += 1
         self.last_fault_at = time.monotonic()
+        self.timeline.append((self.last_fault_at, fault.kind))
 
     def compact(self, *, drop: bool) -> None:
         """Compact so that resumed watches get 410: watches arriving meanwhile
@@ -1208,6 +1210,8 @@ class ChaosReport:
     diff_text: str
     controller_exit_code: int | None = None
     log_path: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    fault_timeline: list[tuple[float, str]] = field(default_factory=list)  # s after start
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
@@ -1328,6 +1332,8 @@ def run_convergence(
             diff_text=report.format(),
             controller_exit_code=rc,
             log_path=str(controller.log_path),
+            config=dataclasses.asdict(config),
+            fault_timeline=[(round(t - t0, 2), kind) for t, kind in injector.timeline],
         )
     finally:
         if controller is not None and controller.running:
