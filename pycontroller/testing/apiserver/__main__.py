@@ -16,6 +16,7 @@ import threading
 from types import FrameType
 
 from pycontroller.testing.apiserver.server import APIServer
+from pycontroller.testing.apiserver.simulate import SIMULATIONS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +34,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--history-size", type=int, default=10000)
     parser.add_argument("--bookmark-interval", type=float, default=60.0)
+    parser.add_argument(
+        "--simulate",
+        action="append",
+        default=[],
+        choices=SIMULATIONS,
+        metavar="NAME",
+        help=f"run a simulated kube component: {', '.join(SIMULATIONS)} (repeatable)",
+    )
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -44,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         crds=args.crd,
         history_size=args.history_size,
         bookmark_interval=args.bookmark_interval,
+        simulate=args.simulate,
     )
     server.start()
     path = server.write_kubeconfig(args.kubeconfig)

@@ -30,6 +30,7 @@ from pycontroller.testing.apiserver.faults import Faults
 from pycontroller.testing.apiserver.gc import GarbageCollector
 from pycontroller.testing.apiserver.registry import Registry
 from pycontroller.testing.apiserver.rest import REST, WriteOptions
+from pycontroller.testing.apiserver.simulate import Simulator
 from pycontroller.testing.apiserver.storage import Storage
 from pycontroller.testing.apiserver.watch import Watcher
 
@@ -140,7 +141,11 @@ class APIServer:
         crds: Iterable[dict[str, Any] | str | os.PathLike[str]] = (),
         history_size: int = 10000,
         bookmark_interval: float = 60.0,
+        simulate: Iterable[str] = (),
     ) -> None:
+        """``simulate``: names from ``simulate.SIMULATIONS`` (``"deployments"``,
+        ``"kubelet"``, ``"endpoints"``) of the kube components to run in process
+        (see ``pycontroller.testing.apiserver.simulate``); none by default."""
         self.host = host
         self.port = port
         self.bookmark_interval = bookmark_interval
@@ -169,6 +174,8 @@ class APIServer:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                 WriteOptions(),
             )
+        # After the initial namespaces: a simulation writes nothing until start().
+        self.simulator = Simulator(self.rest, simulate)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -195,6 +202,7 @@ class APIServer:
             )
             self._thread.start()
             self.gc.start()
+            self.simulator.start()
             logger.info("embedded API server listening on %s", self.url)
             return self
 
@@ -215,6 +223,7 @@ class APIServer:
             self._httpd = None
             self._thread = None
             self.gc.stop()
+            self.simulator.stop()
 
     def __enter__(self) -> APIServer:
         return self.start()

@@ -1,0 +1,60 @@
+"""Simulated workloads: what a cluster's controllers and kubelet would do.
+
+``APIServer(simulate=[...])`` (``--simulate NAME`` on ``python -m
+pycontroller.testing.apiserver``; all three under a Manager's ``--embedded``)
+runs, inside the server, stand-ins for the kube components a controller's
+objects depend on, so that a Deployment becomes available, a Service gets
+endpoints, and ``kubectl rollout status`` finishes. Off by default: a plain
+``APIServer()`` stores objects and nothing acts on them, as kube-apiserver
+alone (or envtest) does.
+
+=============== ==============================================================
+name            simulates
+=============== ==============================================================
+``deployments`` kube-controller-manager's Deployment and ReplicaSet
+                controllers (``deployment.py``, ``replicaset.py``):
+                ReplicaSets ``<deployment>-<pod-template-hash>`` with revision
+                annotations, pods with controller references, RollingUpdate and
+                Recreate rollouts, rollbacks, scaling (also through the scale
+                subresource), revision history cleanup, and Deployment/ReplicaSet
+                ``status`` with ``observedGeneration`` and the ``Available`` /
+                ``Progressing`` conditions, reasons and messages kube writes.
+``kubelet``     the scheduler and the kubelet of one Node, ``node-1``
+                (``kubelet.py``): pods are bound to it and run: ``Running``,
+                a pod IP, ready container statuses and the conditions
+                ``PodReadyToStartContainers``, ``Initialized``, ``Ready``,
+                ``ContainersReady``, ``PodScheduled``.
+``endpoints``   the Endpoints and EndpointSlice controllers (``endpoints.py``,
+                ``endpointslice.py``): for Services with a selector, from the
+                selected pods' IPs and the Service's (resolved) ports.
+=============== ==============================================================
+
+The components act as API clients of the server would (they are written
+after kube's source and behave like it as far as a client can see) but run
+in-process: their writes go through the same verbs, storage, watches,
+resourceVersions, ``managedFields`` (as ``kube-controller-manager``,
+``kube-scheduler``, ``kubelet``) and garbage collector as a request's, and are
+never in ``request_log``/``writes()``, so a test counts only its own
+controller's writes. ``stop()`` pauses them with the server; ``start()``
+resumes and catches up.
+
+Not simulated, because only a real kubelet and container runtime can do them
+(the server does not fake them): ``kubectl exec``/``attach``/``cp``
+(``pods/exec``, ``pods/attach``), ``kubectl logs`` (``pods/log``),
+``kubectl port-forward`` (``pods/portforward``), ``kubectl top`` and the
+metrics API (``metrics.k8s.io``, the kubelet's ``/stats`` and ``/metrics``),
+``pods/proxy`` and ``nodes/proxy``, probes (liveness, readiness and startup
+probes never run: containers are ready at once and never restart), container
+exits, restarts and ``OOMKilled``, image pulls, volumes, resource limits, and
+network traffic to pod or Service IPs (the addresses are bookkeeping only).
+Also not simulated: other workload controllers (StatefulSet, DaemonSet, Job,
+CronJob), graceful pod termination (a deleted pod is removed at once), node
+heartbeats and Leases, taints, affinity and resource-aware scheduling,
+kube-proxy, and adoption of orphaned ReplicaSets or pods by selector.
+"""
+
+from __future__ import annotations
+
+from pycontroller.testing.apiserver.simulate.simulator import SIMULATIONS, Simulator
+
+__all__ = ["SIMULATIONS", "Simulator"]

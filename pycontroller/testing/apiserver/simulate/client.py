@@ -1,0 +1,142 @@
+"""How the simulated controllers read and write: straight through ``REST``.
+
+``InternalClient`` is what a simulated kube component (the Deployment
+controller, the kubelet...) uses instead of a clientset. Writes go through the
+same verbs an HTTP request reaches (validation, defaulting, ``managedFields``
+under the component's field manager, resourceVersions, watch events, the
+garbage collector's listeners) but not through the HTTP layer, so they never
+appear in ``APIServer.request_log`` / ``writes()``: a test counting its
+controller's writes counts only those.
+
+Every method is called with ``storage.lock`` held by the simulator's pass, so
+reads see the state the previous write left. A write the server refuses (a
+terminating namespace, a validation error) is logged and reported as None:
+the component retries on its next pass, as kube's controllers requeue.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.rest import REST, WriteOptions, rkey
+from pycontroller.testing.apiserver.status import StatusError
+
+__all__ = ["InternalClient", "controller_ref", "meta", "owner_uid"]
+
+logger = logging.getLogger(__name__)
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj["metadata"]`` (an empty dict when missing; never inserted)."""
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def owner_uid(obj: dict[str, Any]) -> str | None:
+    """The uid of ``obj``'s controller owner reference, if any."""
+    for ref in meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            uid = ref.get("uid")
+            return str(uid) if uid else None
+    return None
+
+
+def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:
+    """``metav1.NewControllerRef(owner, gvk)``."""
+    m = meta(owner)
+    return {
+        "apiVersion": owner.get("apiVersion", ""),
+        "kind": owner.get("kind", ""),
+        "name": m.get("name", ""),
+        "uid": m.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+class InternalClient:
+    """Reads from storage and writes through ``REST`` as ``field_manager``.
+
+    Objects returned by the read methods are the stored ones: never mutate
+    them; ``copy.deepcopy`` first (``mutable``)."""
+
+    def __init__(self, rest: REST, field_manager: str) -> None:
+        self.rest = rest
+        self.field_manager = field_manager
+        self.writes = 0  # successful writes, for sync_once()'s answer
+
+    # --- reads ---------------------------------------------------------------------
+
+    def type(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self.rest.registry.get(group, version, plural)
+
+    def items(self, rt: ResourceType, namespace: str | None = None) -> list[dict[str, Any]]:
+        return self.rest.storage.items(rkey(rt), namespace)
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.rest.storage.get(rkey(rt), namespace if rt.namespaced else "", name)
+
+    @staticmethod
+    def mutable(obj: dict[str, Any]) -> dict[str, Any]:
+        return copy.deepcopy(obj)
+
+    # --- writes --------------------------------------------------------------------
+
+    def _opts(self) -> WriteOptions:
+        return WriteOptions(field_manager=self.field_manager, user_agent=self.field_manager)
+
+    def create(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
+        ns = meta(obj).get("namespace") if rt.namespaced else None
+        try:
+            out = self.rest.create(rt, ns, obj, self._opts())
+        except StatusError as err:
+            logger.info("%s: create %s failed: %s", self.field_manager, rt.plural, err)
+            return None
+        self.writes += 1
+        return out
+
+    def update(
+        self, rt: ResourceType, obj: dict[str, Any], *, status: bool = False
+    ) -> dict[str, Any] | None:
+        """PUT ``obj`` (or its ``/status``); ``obj`` carries the resourceVersion
+        it was read at, so a concurrent change is a conflict, as in kube."""
+        m = meta(obj)
+        ns = m.get("namespace") if rt.namespaced else None
+        try:
+            out = self.rest.update(
+                rt,
+                ns,
+                str(m.get("name", "")),
+                obj,
+                self._opts(),
+                subresource="status" if status else "",
+            )
+        except StatusError as err:
+            logger.info(
+                "%s: update %s %s failed: %s", self.field_manager, rt.plural, m.get("name"), err
+            )
+            return None
+        if out.get("metadata", {}).get("resourceVersion") != m.get("resourceVersion"):
+            self.writes += 1
+        return out
+
+    def delete(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
+        m = meta(obj)
+        try:
+            self.rest.delete(
+                rt,
+                m.get("namespace"),
+                str(m.get("name", "")),
+                propagation="Background",
+                preconditions={"uid": m.get("uid")},
+            )
+        except StatusError as err:
+            logger.info(
+                "%s: delete %s %s failed: %s", self.field_manager, rt.plural, m.get("name"), err
+            )
+            return False
+        self.writes += 1
+        return True

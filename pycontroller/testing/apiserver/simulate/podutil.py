@@ -1,0 +1,101 @@
+"""Pod helpers the simulated controllers share (kube's ``pkg/api/v1/pod`` and
+``pkg/controller`` utilities): readiness, availability, activity, port lookup,
+timestamps."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import Any
+
+from pycontroller._time import format_rfc3339
+from pycontroller.testing.apiserver.simulate.client import meta
+
+__all__ = [
+    "find_port",
+    "is_active",
+    "is_available",
+    "is_ready",
+    "now",
+    "parse_time",
+    "pod_condition",
+    "ready_since",
+]
+
+
+def now() -> str:
+    """``metav1.Now()`` as serialised (second precision)."""
+    return format_rfc3339(time.time())
+
+
+def parse_time(value: Any) -> float | None:
+    """Unix seconds of an RFC 3339 timestamp, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        dt = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=datetime.UTC)
+    return dt.timestamp()
+
+
+def pod_condition(pod: dict[str, Any], ctype: str) -> dict[str, Any] | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == ctype:
+            return c
+    return None
+
+
+def is_ready(pod: dict[str, Any]) -> bool:
+    """``podutil.IsPodReady``: the Ready condition is True."""
+    c = pod_condition(pod, "Ready")
+    return c is not None and c.get("status") == "True"
+
+
+def ready_since(pod: dict[str, Any]) -> float | None:
+    """When the pod became Ready (its Ready condition's lastTransitionTime)."""
+    c = pod_condition(pod, "Ready")
+    if c is None or c.get("status") != "True":
+        return None
+    return parse_time(c.get("lastTransitionTime"))
+
+
+def is_available(pod: dict[str, Any], min_ready_seconds: int, at: float) -> bool:
+    """``podutil.IsPodAvailable``: Ready for at least ``min_ready_seconds``."""
+    if not is_ready(pod):
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = ready_since(pod)
+    return since is not None and since + min_ready_seconds <= at
+
+
+def is_active(pod: dict[str, Any]) -> bool:
+    """``controller.IsPodActive``: not terminal and not being deleted."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not meta(pod).get("deletionTimestamp")
+
+
+def find_port(pod: dict[str, Any], service_port: dict[str, Any]) -> int | None:
+    """``podutil.FindPort``: the container port a Service port's ``targetPort``
+    names (by name and protocol), or the number itself; None when a named port
+    is not found."""
+    target = service_port.get("targetPort", service_port.get("port"))
+    if isinstance(target, int) and not isinstance(target, bool):
+        return target
+    if isinstance(target, str):
+        if target.isdigit():
+            return int(target)
+        protocol = service_port.get("protocol", "TCP")
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            for p in (c or {}).get("ports") or []:
+                if (
+                    isinstance(p, dict)
+                    and p.get("name") == target
+                    and p.get("protocol", "TCP") == protocol
+                ):
+                    port = p.get("containerPort")
+                    return port if isinstance(port, int) else None
+    return None
