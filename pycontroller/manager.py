@@ -598,15 +598,13 @@ class _FlagAdder:
 def _start_embedded(
     crds: Iterable[str | os.PathLike[str]], samples: Iterable[str | os.PathLike[str]]
 ) -> tuple[Any, str]:
-    """Start an in-process APIServer with ``crds``; print how to reach it."""
-    import inspect
-
+    """Start an in-process APIServer with ``crds`` and every simulated
+    workload (Deployments roll out, pods run, Services get endpoints: see
+    ``pycontroller.testing.apiserver.simulate``); print how to reach it."""
     from pycontroller.testing import APIServer
+    from pycontroller.testing.apiserver.simulate import SIMULATIONS
 
-    kwargs: dict[str, Any] = {"crds": [str(c) for c in crds]}
-    if "simulate" in inspect.signature(APIServer).parameters:
-        kwargs["simulate"] = ("deployments", "kubelet", "endpoints")
-    server = APIServer(**kwargs)
+    server = APIServer(crds=[str(c) for c in crds], simulate=SIMULATIONS)
     server.start()
     workdir = tempfile.mkdtemp(prefix="pycontroller-embedded-")
     kubeconfig = server.write_kubeconfig(os.path.join(workdir, "kubeconfig"))
