@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -552,3 +559,58 @@ def test_stop_pauses_the_simulation_and_start_resumes_it(server: APIServer, k: C
     rv = server.resource_version
     time.sleep(0.5)
     assert server.resource_version == rv
+
+
+# --- standalone server -----------------------------------------------------------------
+
+
+def test_cli_simulate_flag_runs_the_named_simulations(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pycontroller.testing.apiserver",
+            "--port",
+            str(port),
+            "--kubeconfig",
+            str(tmp_path / "kubeconfig"),
+            "--simulate",
+            "kubelet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+    )
+    try:
+        assert proc.stdout is not None
+        assert f"http://127.0.0.1:{port}" in proc.stdout.readline()
+        url = f"http://127.0.0.1:{port}/api/v1/nodes/node-1"
+
+        def node() -> dict[str, Any] | None:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as resp:
+                    obj: dict[str, Any] = json.loads(resp.read())
+                    return obj
+            except urllib.error.HTTPError:
+                return None
+
+        n = wait_for(node, what="node-1 registered by the simulated kubelet")
+        assert n["metadata"]["labels"]["kubernetes.io/os"] == "linux"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "pycontroller.testing.apiserver", "--simulate", "pods"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+        timeout=30,
+    )
+    assert bad.returncode == 2 and "invalid choice: 'pods'" in bad.stderr
