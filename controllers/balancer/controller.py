@@ -30,6 +30,7 @@ from typing import Any
 
 from controllers.balancer import names
 from controllers.balancer.reconcile import CONTROLLER_NAME, Reconciler
+from controllers.balancer.types import Balancer
 from pycontroller import Controller, Manager
 from pycontroller.handlers import (
     UpdatePredicate,
@@ -113,7 +114,7 @@ def setup(
     """Add the Balancer controller to ``mgr``; Events go to ``recorder`` (default: the mgr's)."""
     informers = mgr.informers
     reconciler = Reconciler(
-        balancers=informers.lister(*BALANCERS),
+        balancers=informers.lister(*BALANCERS, type=Balancer),
         services=informers.lister(*SERVICES),
         configmaps=informers.lister(*CONFIGMAPS),
         deployments=informers.lister(*DEPLOYMENTS),

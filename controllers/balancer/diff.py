@@ -17,6 +17,15 @@ terminationMessagePath, dnsPolicy, imagePullPolicy, ...). Invariants:
   ``needs_update(desired, overlay(desired, live))`` is False.
 
 Inputs are never mutated (live objects usually come from an informer cache).
+
+This is what ``pycontroller.create_or_update`` generalises (a mutate function
+that sets only owned fields, no write when it changes nothing). The reconciler
+keeps this lister-based form because ``create_or_update`` GETs every child
+from the server first, a request per child per sync where this diff reads the
+informer cache (see ``reconcile.Reconciler._apply``). Owner references are
+compared here, and written by ``resources`` through
+``pycontroller.meta.set_controller_reference``; controller checks use
+``pycontroller.meta.is_controlled_by``.
 """
 
 from __future__ import annotations
@@ -153,17 +162,3 @@ def overlay(desired: Obj, live: Obj) -> Obj:
         meta[key] = _merge(value, meta.get(key), ("metadata", key), exact)
     meta["ownerReferences"] = _merged_owner_refs(want, live)
     return out
-
-
-def controller_ref(obj: Obj) -> Obj | None:
-    """The ownerReference with ``controller: true``, if any."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return dict(ref)
-    return None
-
-
-def is_controlled_by(obj: Obj, owner_uid: str) -> bool:
-    """True iff ``obj``'s controller ownerReference points at ``owner_uid``."""
-    ref = controller_ref(obj)
-    return ref is not None and ref.get("uid") == owner_uid

@@ -95,7 +95,7 @@ def _upstream_block(upstream: str, port: int, backends: list[tuple[str, int]]) -
     return f"\nupstream {upstream} {{\n{servers}\n}}\n"
 
 
-def render(balancer: dict[str, Any]) -> str:
+def render(balancer: Mapping[str, Any]) -> str:
     """Return the nginx.conf text for ``balancer`` (a Balancer object as the
     API server returns it, or as loaded from YAML).
 

@@ -25,23 +25,31 @@ children from informer listers, computes the desired children with the pure
    it resolves exist). A child is written only when a field we own differs
    (``diff.needs_update``); an update overlays our fields on the live object,
    keeping its resourceVersion, so a concurrent change fails with Conflict.
+   (This is ``pycontroller.create_or_update``'s diff-before-write, read from
+   the listers instead of a GET per child: see ``Reconciler._apply``.)
    Then obsolete backend Services (controlled by this Balancer's uid, in its
    namespace, labelled with its name, no longer desired) are deleted.
 5. The status (``activeBackendsNum``, ``obsoleteBackendsNum``,
-   ``observedGeneration``, conditions ``Reconciled`` and ``Available``) is
-   written through the status subresource only when it changed; a Conflict is
-   retried by re-reading the Balancer.
+   ``observedGeneration``, conditions ``Reconciled`` and ``Available``, set
+   with ``pycontroller.meta.set_status_condition``) is written through the
+   status subresource only when it changed; a Conflict is retried by
+   re-reading the Balancer.
 
 Objects from listers are shared with the informer cache and never mutated
 here: every write starts from a deep copy.
+
+The Balancer is read as the generated ``types.Balancer``. Until
+``validation.validate`` has passed, nothing trusts that shape (a server
+without schema enforcement stores whatever it is sent): the paths that run on
+invalid specs read it as a plain ``Mapping[str, Any]`` and check every field.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from controllers.balancer import diff, names, resources, validation
 from controllers.balancer.names import (
@@ -61,7 +69,7 @@ from controllers.balancer.names import (
     REASON_RECONCILE_FAILED,
     REASON_SYNCED,
 )
-from pycontroller._time import format_rfc3339
+from controllers.balancer.types import Balancer
 from pycontroller.cache import split_meta_namespace_key
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.controller import Result
@@ -73,6 +81,7 @@ from pycontroller.errors import (
     NotFoundError,
 )
 from pycontroller.labels import is_valid_label_value
+from pycontroller.meta import is_controlled_by, set_status_condition
 
 logger = logging.getLogger(__name__)
 
@@ -99,16 +108,19 @@ CONFLICT_RECHECK = 30.0
 STATUS_ATTEMPTS = 5
 
 
-class NamespaceLister(Protocol):
-    def get(self, name: str) -> Any: ...
-
-    def list(self, label_selector: Any = None) -> list[Any]: ...
+T = TypeVar("T")
 
 
-class ObjectLister(Protocol):
-    """The part of ``pycontroller.cache.Lister`` the reconciler uses."""
+class NamespaceLister(Protocol[T]):
+    def get(self, name: str) -> T: ...
 
-    def namespaced(self, namespace: str) -> Any: ...
+    def list(self, label_selector: Any = None) -> list[T]: ...
+
+
+class ObjectLister(Protocol[T]):
+    """The part of ``pycontroller.cache.Lister[T]`` the reconciler uses."""
+
+    def namespaced(self, namespace: str) -> NamespaceLister[T]: ...
 
 
 class ObjectClient(Protocol):
@@ -118,9 +130,9 @@ class ObjectClient(Protocol):
 
     def create(self, obj: Obj, namespace: str | None = None) -> Any: ...
 
-    def update(self, obj: Obj) -> Any: ...
+    def update(self, obj: Mapping[str, Any]) -> Any: ...
 
-    def update_status(self, obj: Obj) -> Any: ...
+    def update_status(self, obj: Mapping[str, Any]) -> Any: ...
 
     def delete(self, name: str, namespace: str | None = None, **kwargs: Any) -> Any: ...
 
@@ -136,7 +148,7 @@ class _Kind:
 
     __slots__ = ("client", "lister")
 
-    def __init__(self, lister: ObjectLister, client: ObjectClient) -> None:
+    def __init__(self, lister: ObjectLister[Obj], client: ObjectClient) -> None:
         self.lister = lister
         self.client = client
 
@@ -145,34 +157,28 @@ class ChildConflict(Exception):
     """A desired child exists and is controlled by something else."""
 
 
-def _name(obj: Obj) -> str:
+def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name", ""))
 
 
-def set_condition(conditions: Iterable[Obj], new: Obj, now: str) -> list[Obj]:
-    """metav1 ``SetStatusCondition``: replace the condition of ``new``'s type.
+def _own_conditions(stored: Any) -> list[Obj]:
+    """The stored conditions as a list ``set_status_condition`` can update in place.
 
-    ``lastTransitionTime`` changes only when ``status`` flips (or the condition
-    is new); the other conditions keep their order and content.
+    Without a schema the stored status may hold anything, and it is ours to
+    rewrite: items that are not objects are dropped, and so is a condition of
+    a type we set that has no ``lastTransitionTime`` (it is then added afresh,
+    stamped now, instead of being kept without the required field).
+    ``stored`` must already be a private copy: the dicts are reused.
     """
-    out: list[Obj] = []
-    found = False
-    for cond in conditions:
-        if not isinstance(cond, dict):
-            continue  # junk someone stored (no schema): the status is ours to rewrite
-        if cond.get("type") != new["type"]:
-            out.append(dict(cond))
-            continue
-        found = True
-        merged = dict(new)
-        if cond.get("status") == new["status"] and cond.get("lastTransitionTime"):
-            merged["lastTransitionTime"] = cond["lastTransitionTime"]
-        else:
-            merged["lastTransitionTime"] = now
-        out.append(merged)
-    if not found:
-        out.append({**new, "lastTransitionTime": now})
-    return out
+    if not isinstance(stored, list):
+        return []
+    ours = (CONDITION_RECONCILED, CONDITION_AVAILABLE)
+    return [
+        cond
+        for cond in stored
+        if isinstance(cond, dict)
+        and (cond.get("type") not in ours or cond.get("lastTransitionTime"))
+    ]
 
 
 class Reconciler:
@@ -186,10 +192,10 @@ class Reconciler:
     def __init__(
         self,
         *,
-        balancers: ObjectLister,
-        services: ObjectLister,
-        configmaps: ObjectLister,
-        deployments: ObjectLister,
+        balancers: ObjectLister[Balancer],
+        services: ObjectLister[Obj],
+        configmaps: ObjectLister[Obj],
+        deployments: ObjectLister[Obj],
         balancer_client: ObjectClient,
         service_client: ObjectClient,
         configmap_client: ObjectClient,
@@ -215,7 +221,7 @@ class Reconciler:
         """Converge the Balancer ``key`` ("ns/name"). Raises to be retried."""
         namespace, name = split_meta_namespace_key(key)
         try:
-            balancer: Obj = self._balancers.namespaced(namespace).get(name)
+            balancer = self._balancers.namespaced(namespace).get(name)
         except NotFoundError:
             logger.info("controller=%s key=%s action=skip reason=deleted", CONTROLLER_NAME, key)
             return None
@@ -278,7 +284,7 @@ class Reconciler:
 
         deployment = next((c for c in live if c.get("kind") == "Deployment"), None)
 
-        def compute(current: Obj) -> Obj:
+        def compute(current: Mapping[str, Any]) -> Obj:
             return self._status(
                 current,
                 generation=balancer["metadata"].get("generation"),
@@ -306,22 +312,30 @@ class Reconciler:
             return None
         return obj
 
-    def _foreign_children(self, balancer: Obj, desired: list[Obj]) -> list[str]:
-        uid = balancer["metadata"]["uid"]
+    def _foreign_children(self, balancer: Balancer, desired: list[Obj]) -> list[str]:
         namespace = balancer["metadata"]["namespace"]
         out = []
         for child in desired:
             kind = str(child["kind"])
             live = self._cached(kind, namespace, _name(child))
-            if live is not None and not diff.is_controlled_by(live, uid):
+            if live is not None and not is_controlled_by(live, balancer):
                 out.append(MSG_CONFLICT % (kind, _name(child), _name(balancer)))
         return out
 
-    def _apply_all(self, balancer: Obj, desired: list[Obj]) -> list[Obj]:
+    def _apply_all(self, balancer: Balancer, desired: list[Obj]) -> list[Obj]:
         """Create or update every desired child, in order; return the live objects."""
         return [self._apply(balancer, child) for child in desired]
 
-    def _apply(self, balancer: Obj, child: Obj) -> Obj:
+    def _apply(self, balancer: Balancer, child: Obj) -> Obj:
+        """Create ``child`` or bring its live object in line; return the live object.
+
+        ``pycontroller.create_or_update`` does the same diff-before-write but
+        GETs the object from the server first: a request per child per sync,
+        every resync, for every Balancer. Here the live object comes from the
+        informer cache, so a steady state makes no request at all, and the
+        server is read only when the cache proved stale (AlreadyExists on
+        create, Conflict on update).
+        """
         kind = str(child["kind"])
         client = self._kinds[kind].client
         namespace = balancer["metadata"]["namespace"]
@@ -378,16 +392,16 @@ class Reconciler:
         )
         return updated
 
-    def _drift(self, balancer: Obj, child: Obj, live: Obj) -> list[str]:
+    def _drift(self, balancer: Balancer, child: Obj, live: Obj) -> list[str]:
         """The owned fields of ``live`` that differ from ``child`` (``[]``: in sync).
 
         Raises ``ChildConflict`` if ``live`` is not controlled by ``balancer``.
         """
-        if not diff.is_controlled_by(live, balancer["metadata"]["uid"]):
+        if not is_controlled_by(live, balancer):
             raise ChildConflict(MSG_CONFLICT % (child["kind"], _name(child), _name(balancer)))
         return diff.differing_fields(child, live)
 
-    def _delete_obsolete(self, balancer: Obj, desired: list[Obj]) -> int:
+    def _delete_obsolete(self, balancer: Balancer, desired: list[Obj]) -> int:
         """Delete our backend Services that are no longer desired; return how many remain.
 
         Only Services in the Balancer's namespace, labelled with its name and
@@ -395,7 +409,7 @@ class Reconciler:
         Services in another namespace, never the unlabelled front Service).
         """
         meta = balancer["metadata"]
-        namespace, uid = meta["namespace"], meta["uid"]
+        namespace = meta["namespace"]
         wanted = {_name(c) for c in desired if c.get("kind") == "Service"}
         kind = self._kinds["Service"]
         candidates = kind.lister.namespaced(namespace).list(
@@ -404,7 +418,7 @@ class Reconciler:
         remaining = 0
         for svc in candidates:
             name = _name(svc)
-            if name in wanted or not diff.is_controlled_by(svc, uid):
+            if name in wanted or not is_controlled_by(svc, balancer):
                 continue
             svc_uid = (svc.get("metadata") or {}).get("uid")
             try:
@@ -434,7 +448,7 @@ class Reconciler:
             )
         return remaining
 
-    def _count_backends(self, balancer: Obj) -> tuple[int, int]:
+    def _count_backends(self, balancer: Mapping[str, Any]) -> tuple[int, int]:
         """(active, obsolete) from the cache, for paths that write no children.
 
         Runs on specs that failed validation, so it trusts nothing in them:
@@ -466,7 +480,7 @@ class Reconciler:
             .list({names.LABEL_BALANCER_NAME: meta["name"]})
         )
         for svc in ours:
-            if not diff.is_controlled_by(svc, meta["uid"]):
+            if not is_controlled_by(svc, balancer):
                 continue
             if _name(svc) in wanted:
                 active += 1
@@ -476,7 +490,7 @@ class Reconciler:
 
     # -- status ------------------------------------------------------------
 
-    def _warn(self, balancer: Obj, reason: str, message: str) -> None:
+    def _warn(self, balancer: Mapping[str, Any], reason: str, message: str) -> None:
         logger.warning(
             "controller=%s key=%s/%s action=event type=Warning reason=%s message=%s",
             CONTROLLER_NAME,
@@ -488,7 +502,7 @@ class Reconciler:
         self._recorder.event(balancer, WARNING, reason, message)
 
     def _report_failure(
-        self, balancer: Obj, reason: str, message: str, *, event: bool = True
+        self, balancer: Mapping[str, Any], reason: str, message: str, *, event: bool = True
     ) -> None:
         """Condition ``Reconciled=False`` with ``reason``; a Warning event when it is news.
 
@@ -506,10 +520,10 @@ class Reconciler:
         active, obsolete = self._count_backends(balancer)
         deployment_name = names.deployment_name(meta["name"])
         deployment = self._cached("Deployment", meta["namespace"], deployment_name)
-        if deployment is not None and not diff.is_controlled_by(deployment, meta["uid"]):
+        if deployment is not None and not is_controlled_by(deployment, balancer):
             deployment = None
 
-        def compute(current: Obj) -> Obj:
+        def compute(current: Mapping[str, Any]) -> Obj:
             return self._status(
                 current,
                 generation=meta.get("generation"),
@@ -539,7 +553,7 @@ class Reconciler:
 
     def _status(
         self,
-        current: Obj,
+        current: Mapping[str, Any],
         *,
         generation: Any,
         active: int,
@@ -548,7 +562,6 @@ class Reconciler:
         deployment: Obj | None,
         deployment_name: str,
     ) -> Obj:
-        now = format_rfc3339(self._clock.time())
         # Without a schema the stored status may be anything: it is ours, start over.
         old = current.get("status")
         status: Obj = copy.deepcopy(old) if isinstance(old, dict) else {}
@@ -572,9 +585,7 @@ class Reconciler:
                     REASON_DEPLOYMENT_UNAVAILABLE,
                     MSG_UNAVAILABLE % deployment_name,
                 )
-        conditions = status.get("conditions")
-        if not isinstance(conditions, list):
-            conditions = []
+        conditions = _own_conditions(status.get("conditions"))
         for type_, (cond_status, reason, message) in (
             (CONDITION_RECONCILED, reconciled),
             (CONDITION_AVAILABLE, available),
@@ -582,24 +593,25 @@ class Reconciler:
             cond: Obj = {"type": type_, "status": cond_status, "reason": reason, "message": message}
             if generation is not None:
                 cond["observedGeneration"] = generation
-            conditions = set_condition(conditions, cond, now)
+            set_status_condition(conditions, cond, clock=self._clock)
         status["conditions"] = conditions
         return status
 
-    def _write_status(self, balancer: Obj, compute: Callable[[Obj], Obj]) -> bool:
+    def _write_status(
+        self, balancer: Mapping[str, Any], compute: Callable[[Mapping[str, Any]], Obj]
+    ) -> bool:
         """Write ``compute(current)`` as the status if it differs; True if written.
 
         On Conflict the Balancer is re-read from the server and the status
         recomputed against it (conditions keep their transition times).
         """
         meta = balancer["metadata"]
-        current = balancer
+        current: Mapping[str, Any] = balancer
         for attempt in range(STATUS_ATTEMPTS):
             status = compute(current)
             if status == (current.get("status") or {}):
                 return False
-            obj = copy.deepcopy(current)
-            obj["status"] = status
+            obj: Obj = {**copy.deepcopy(current), "status": status}
             try:
                 self._balancer_client.update_status(obj)
             except ConflictError:

@@ -20,9 +20,9 @@ Services exist — prior-art bug B8):
    (the port nginx listens on).
 
 Every child is in ``NS`` and has exactly one ownerReference, the Balancer's
-controller reference (``controller: true, blockOwnerDeletion: true``), so the
-garbage collector deletes children with their Balancer and child events map
-back to it.
+controller reference (``controller: true, blockOwnerDeletion: true``, set by
+``pycontroller.meta.set_controller_reference``), so the garbage collector
+deletes children with their Balancer and child events map back to it.
 
 Invariants:
 
@@ -33,6 +33,9 @@ Invariants:
 * Only valid specs are rendered: ``desired_children`` raises ``ValueError``
   listing ``validation.validate()``'s messages when there are any, so an
   invalid or injected name can never reach the API server or nginx.conf.
+  ``desired_children`` takes any mapping (a server without schema
+  enforcement hands over whatever it stored); the builders of single children
+  take a ``types.Balancer``, the shape ``validate()`` has checked.
 
 The nginx pod runs as the official image's unprivileged ``nginx`` user
 (uid/gid 101) with a read-only root filesystem, no privilege escalation and
@@ -51,11 +54,16 @@ command, without the entrypoint scripts that try to rewrite ``/etc/nginx``).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from controllers.balancer import names
 from controllers.balancer.nginx import render
+from controllers.balancer.types import Balancer, BalancerSpec, BalancerSpecBackend, BalancerSpecPort
 from controllers.balancer.validation import validate
+from pycontroller.meta import set_controller_reference
+
+Obj = dict[str, Any]
 
 #: uid/gid of the ``nginx`` user in the official nginx images (Debian and Alpine).
 NGINX_UID = 101
@@ -82,41 +90,69 @@ def config_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def owner_reference(balancer: dict[str, Any]) -> dict[str, Any]:
-    """The controller ownerReference every child carries. ``metadata.uid`` is
-    always set on objects from the API server; a Balancer without one (e.g. a
-    sample file) yields ``uid: ""``, which the API server would reject."""
-    meta = balancer.get("metadata") or {}
+def _owner(balancer: Balancer) -> Obj:
+    """The Balancer as ``set_controller_reference`` reads an owner.
+
+    ``apiVersion`` and ``kind`` are the API's (``names``), whatever the input
+    says, and the namespace is the one the children get.
+    """
+    meta = balancer["metadata"]
     return {
         "apiVersion": names.API_VERSION,
         "kind": names.KIND,
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta.get("namespace") or "default",
+            "uid": meta.get("uid") or "",
+        },
     }
 
 
-def _metadata(balancer: dict[str, Any], name: str, *, labelled: bool = True) -> dict[str, Any]:
-    meta = balancer.get("metadata") or {}
-    out: dict[str, Any] = {"name": name, "namespace": meta.get("namespace") or "default"}
+def _owned(balancer: Balancer, child: Obj) -> Obj:
+    """``child`` (built here, owned by nothing yet) with the Balancer as its controller.
+
+    ``metadata.uid`` is always set on objects from the API server. A
+    Balancer without one (a sample file rendered offline) cannot own
+    anything and ``set_controller_reference`` refuses it; its children get
+    the same reference with ``uid: ""``, which the API server would reject.
+    """
+    owner = _owner(balancer)
+    if owner["metadata"]["uid"]:
+        set_controller_reference(owner, child)
+        return child
+    child["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": owner["apiVersion"],
+            "kind": owner["kind"],
+            "name": owner["metadata"]["name"],
+            "uid": "",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    return child
+
+
+def _metadata(balancer: Balancer, name: str, *, labelled: bool = True) -> Obj:
+    """A child's metadata without ownerReferences (``_owned`` adds them)."""
+    meta = balancer["metadata"]
+    out: Obj = {"name": name, "namespace": meta.get("namespace") or "default"}
     if labelled:
         out["labels"] = names.selector_labels(meta["name"])
-    out["ownerReferences"] = [owner_reference(balancer)]
     return out
 
 
-def _protocol(port: dict[str, Any]) -> str:
+def _protocol(port: BalancerSpecPort) -> str:
     return str(port.get("protocol") or "TCP")
 
 
-def _backend_selector(spec: dict[str, Any], backend: dict[str, Any]) -> dict[str, str]:
+def _backend_selector(spec: BalancerSpec, backend: BalancerSpecBackend) -> dict[str, str]:
     merged = dict(spec.get("selector") or {})
     merged.update(backend.get("selector") or {})
     return {key: str(merged[key]) for key in sorted(merged)}
 
 
-def backend_service(balancer: dict[str, Any], backend: dict[str, Any]) -> dict[str, Any]:
+def backend_service(balancer: Balancer, backend: BalancerSpecBackend) -> Obj:
     """The Service ``N-<backend>-backend`` that nginx proxies to for
     ``backend`` (an item of ``spec.backends``)."""
     name = balancer["metadata"]["name"]
@@ -130,31 +166,37 @@ def backend_service(balancer: dict[str, Any], backend: dict[str, Any]) -> dict[s
         }
         for port in spec["ports"]
     ]
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": _metadata(balancer, names.backend_service_name(name, backend["name"])),
-        "spec": {
-            "type": "ClusterIP",
-            "selector": _backend_selector(spec, backend),
-            "ports": ports,
+    return _owned(
+        balancer,
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _metadata(balancer, names.backend_service_name(name, backend["name"])),
+            "spec": {
+                "type": "ClusterIP",
+                "selector": _backend_selector(spec, backend),
+                "ports": ports,
+            },
         },
-    }
+    )
 
 
-def configmap(balancer: dict[str, Any], config: str | None = None) -> dict[str, Any]:
+def configmap(balancer: Balancer, config: str | None = None) -> Obj:
     """The ConfigMap ``N-proxy-configmap`` holding nginx.conf (``config``,
     rendered from ``balancer`` when not given)."""
     text = render(balancer) if config is None else config
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": _metadata(balancer, names.configmap_name(balancer["metadata"]["name"])),
-        "data": {names.NGINX_CONF_KEY: text},
-    }
+    return _owned(
+        balancer,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _metadata(balancer, names.configmap_name(balancer["metadata"]["name"])),
+            "data": {names.NGINX_CONF_KEY: text},
+        },
+    )
 
 
-def _probes(ports: list[dict[str, Any]]) -> dict[str, Any]:
+def _probes(ports: list[BalancerSpecPort]) -> Obj:
     """TCP readiness and liveness probes on the first TCP port. A UDP-only
     Balancer gets none: kubelet has no UDP probe and nginx opens no TCP
     socket then, so a TCP probe would always fail."""
@@ -179,17 +221,17 @@ def _probes(ports: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def deployment(
-    balancer: dict[str, Any],
+    balancer: Balancer,
     config: str | None = None,
     *,
     nginx_image: str = names.DEFAULT_NGINX_IMAGE,
-) -> dict[str, Any]:
+) -> Obj:
     """The nginx Deployment ``N-proxy`` serving ``config`` (rendered from
     ``balancer`` when not given) from the ConfigMap ``N-proxy-configmap``."""
     name = balancer["metadata"]["name"]
     ports = balancer["spec"]["ports"]
     text = render(balancer) if config is None else config
-    container: dict[str, Any] = {
+    container: Obj = {
         "name": names.NGINX_CONTAINER_NAME,
         "image": nginx_image,
         "command": ["nginx", "-g", "daemon off;"],
@@ -215,7 +257,7 @@ def deployment(
             {"name": _RUN_VOLUME, "mountPath": "/var/run"},
         ],
     }
-    pod_security: dict[str, Any] = {
+    pod_security: Obj = {
         "runAsNonRoot": True,
         "runAsUser": NGINX_UID,
         "runAsGroup": NGINX_UID,
@@ -223,38 +265,41 @@ def deployment(
     }
     if any(port["port"] < 1024 for port in ports):
         pod_security["sysctls"] = [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _metadata(balancer, names.deployment_name(name)),
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": names.selector_labels(name)},
-            "template": {
-                "metadata": {
-                    "labels": names.selector_labels(name),
-                    "annotations": {names.ANNOTATION_CONFIGMAP_HASH: config_hash(text)},
-                },
-                "spec": {
-                    "automountServiceAccountToken": False,
-                    "enableServiceLinks": False,
-                    "securityContext": pod_security,
-                    "containers": [container],
-                    "volumes": [
-                        {
-                            "name": _CONFIG_VOLUME,
-                            "configMap": {"name": names.configmap_name(name)},
-                        },
-                        {"name": _CACHE_VOLUME, "emptyDir": {}},
-                        {"name": _RUN_VOLUME, "emptyDir": {}},
-                    ],
+    return _owned(
+        balancer,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _metadata(balancer, names.deployment_name(name)),
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": names.selector_labels(name)},
+                "template": {
+                    "metadata": {
+                        "labels": names.selector_labels(name),
+                        "annotations": {names.ANNOTATION_CONFIGMAP_HASH: config_hash(text)},
+                    },
+                    "spec": {
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "securityContext": pod_security,
+                        "containers": [container],
+                        "volumes": [
+                            {
+                                "name": _CONFIG_VOLUME,
+                                "configMap": {"name": names.configmap_name(name)},
+                            },
+                            {"name": _CACHE_VOLUME, "emptyDir": {}},
+                            {"name": _RUN_VOLUME, "emptyDir": {}},
+                        ],
+                    },
                 },
             },
         },
-    }
+    )
 
 
-def frontend_service(balancer: dict[str, Any]) -> dict[str, Any]:
+def frontend_service(balancer: Balancer) -> Obj:
     """The front-end Service ``N`` (unlabelled) in front of the nginx pods."""
     name = balancer["metadata"]["name"]
     ports = [
@@ -266,21 +311,24 @@ def frontend_service(balancer: dict[str, Any]) -> dict[str, Any]:
         }
         for port in balancer["spec"]["ports"]
     ]
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": _metadata(balancer, names.frontend_service_name(name), labelled=False),
-        "spec": {
-            "type": "ClusterIP",
-            "selector": names.selector_labels(name),
-            "ports": ports,
+    return _owned(
+        balancer,
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _metadata(balancer, names.frontend_service_name(name), labelled=False),
+            "spec": {
+                "type": "ClusterIP",
+                "selector": names.selector_labels(name),
+                "ports": ports,
+            },
         },
-    }
+    )
 
 
 def desired_children(
-    balancer: dict[str, Any], *, nginx_image: str = names.DEFAULT_NGINX_IMAGE
-) -> list[dict[str, Any]]:
+    balancer: Mapping[str, Any], *, nginx_image: str = names.DEFAULT_NGINX_IMAGE
+) -> list[Obj]:
     """All children of ``balancer``: backend Services (spec order), the
     ConfigMap, the Deployment (image ``nginx_image``), the front Service.
 
@@ -291,10 +339,12 @@ def desired_children(
     problems = validate(balancer)
     if problems:
         raise InvalidBalancer(problems)
-    text = render(balancer)
+    # validate() passed: the object has the shape types.Balancer describes.
+    valid = cast(Balancer, balancer)
+    text = render(valid)
     return [
-        *(backend_service(balancer, backend) for backend in balancer["spec"]["backends"]),
-        configmap(balancer, text),
-        deployment(balancer, text, nginx_image=nginx_image),
-        frontend_service(balancer),
+        *(backend_service(valid, backend) for backend in valid["spec"]["backends"]),
+        configmap(valid, text),
+        deployment(valid, text, nginx_image=nginx_image),
+        frontend_service(valid),
     ]

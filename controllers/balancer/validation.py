@@ -249,7 +249,7 @@ def _check_ports(ports: list[Any], problems: list[str]) -> None:
                 problems.append(f"{field}.targetPort: {problem}")
 
 
-def validate(balancer: dict[str, Any]) -> list[str]:
+def validate(balancer: object) -> list[str]:
     """Return the problems that make ``balancer`` impossible to implement
     safely, one message per problem naming the field; ``[]`` if valid."""
     problems: list[str] = []

@@ -1,4 +1,6 @@
-"""Pure diffing of desired vs live children (controllers.balancer.diff) and conditions."""
+"""Pure diffing of desired vs live children (controllers.balancer.diff), and the
+library helpers the reconciler uses for controller refs and conditions
+(pycontroller.meta), as the Balancer relies on them."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ import copy
 from typing import Any
 
 from controllers.balancer import diff
-from controllers.balancer.reconcile import set_condition
+from pycontroller.clock import FakeClock
+from pycontroller.meta import controller_of, is_controlled_by, set_status_condition
 
 OWNER = {
     "apiVersion": "exposer.hliangzhao.io/v1alpha1",
@@ -237,23 +240,39 @@ def test_overlay_keeps_live_identity_and_foreign_owner_refs() -> None:
 
 def test_controller_ref() -> None:
     svc = backend_service()
-    assert diff.is_controlled_by(svc, "uid-1")
-    assert not diff.is_controlled_by(svc, "uid-2")
+    assert is_controlled_by(svc, {"metadata": {"uid": "uid-1"}})
+    assert not is_controlled_by(svc, {"metadata": {"uid": "uid-2"}})
     svc["metadata"]["ownerReferences"][0]["controller"] = False
-    assert diff.controller_ref(svc) is None
-    assert not diff.is_controlled_by(svc, "uid-1")
+    assert controller_of(svc) is None
+    assert not is_controlled_by(svc, {"metadata": {"uid": "uid-1"}})
 
 
 def test_set_condition_keeps_transition_time_unless_status_flips() -> None:
-    c1 = set_condition([], {"type": "Reconciled", "status": "True", "reason": "Synced"}, "t1")
-    assert c1 == [
-        {"type": "Reconciled", "status": "True", "reason": "Synced", "lastTransitionTime": "t1"}
+    clock = FakeClock(start=0.0, epoch=0.0)
+    t1, t3, t4 = "1970-01-01T00:00:01Z", "1970-01-01T00:00:03Z", "1970-01-01T00:00:04Z"
+    conditions: list[dict[str, Any]] = []
+    clock.set(1.0)
+    set_status_condition(
+        conditions, {"type": "Reconciled", "status": "True", "reason": "Synced"}, clock=clock
+    )
+    assert conditions == [
+        {"type": "Reconciled", "status": "True", "reason": "Synced", "lastTransitionTime": t1}
     ]
-    c2 = set_condition(c1, {"type": "Reconciled", "status": "True", "reason": "Other"}, "t2")
-    assert c2[0]["lastTransitionTime"] == "t1"
-    assert c2[0]["reason"] == "Other"
-    c3 = set_condition(c2, {"type": "Reconciled", "status": "False", "reason": "X"}, "t3")
-    assert c3[0]["lastTransitionTime"] == "t3"
-    c4 = set_condition(c3, {"type": "Available", "status": "False", "reason": "Y"}, "t4")
-    assert [c["type"] for c in c4] == ["Reconciled", "Available"]
-    assert c3[0]["lastTransitionTime"] == "t3"  # not mutated
+    clock.set(2.0)
+    set_status_condition(
+        conditions, {"type": "Reconciled", "status": "True", "reason": "Other"}, clock=clock
+    )
+    assert conditions[0]["lastTransitionTime"] == t1
+    assert conditions[0]["reason"] == "Other"
+    clock.set(3.0)
+    set_status_condition(
+        conditions, {"type": "Reconciled", "status": "False", "reason": "X"}, clock=clock
+    )
+    assert conditions[0]["lastTransitionTime"] == t3
+    clock.set(4.0)
+    set_status_condition(
+        conditions, {"type": "Available", "status": "False", "reason": "Y"}, clock=clock
+    )
+    assert [c["type"] for c in conditions] == ["Reconciled", "Available"]
+    assert conditions[0]["lastTransitionTime"] == t3  # untouched by another type
+    assert conditions[1]["lastTransitionTime"] == t4
