@@ -1,7 +1,7 @@
 """Building a ``kubernetes.client.ApiClient`` from the usual configuration sources.
 
 ``load_config`` mirrors client-go's ``clientcmd`` precedence, as pinned in
-DESIGN.md:
+``docs/architecture.md``:
 
 1. an explicit ``kubeconfig`` path (an error there is final: the caller asked
    for that file, so we never silently fall back to another cluster);
