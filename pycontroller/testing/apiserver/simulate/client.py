@@ -123,6 +123,43 @@ class InternalClient:
             self.writes += 1
         return out
 
+    def bind(
+        self, rt: ResourceType, pod: dict[str, Any], node_name: str, at: str
+    ) -> dict[str, Any] | None:
+        """``POST pods/{name}/binding``: kube's BindingREST sets
+        ``spec.nodeName`` and the ``PodScheduled`` condition in one write,
+        outside the pod-update validation (which forbids changing the spec).
+        None if the pod is gone, changed or bound meanwhile."""
+        m = meta(pod)
+        current = self.get(rt, str(m.get("namespace", "")), str(m.get("name", "")))
+        if (
+            current is None
+            or meta(current).get("resourceVersion") != m.get("resourceVersion")
+            or meta(current).get("deletionTimestamp")
+            or (current.get("spec") or {}).get("nodeName")
+        ):
+            return None
+        new = copy.deepcopy(current)
+        new.setdefault("spec", {})["nodeName"] = node_name
+        status = new.setdefault("status", {})
+        others = [
+            c
+            for c in status.get("conditions") or []
+            if isinstance(c, dict) and c.get("type") != "PodScheduled"
+        ]
+        status["conditions"] = [
+            *others,
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": at,
+            },
+        ]
+        out = self.rest.replace_locked(rt, current, new)
+        self.writes += 1
+        return self.rest.out(rt, out)
+
     def delete(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
         m = meta(obj)
         try:

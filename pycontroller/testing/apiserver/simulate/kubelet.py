@@ -278,10 +278,7 @@ class Kubelet:
                 ]
                 self.scheduler.update(pod_rt, new, status=True)
             return None
-        # pods/binding: spec.nodeName (the kubelet writes the conditions next).
-        new = self.scheduler.mutable(pod)
-        new.setdefault("spec", {})["nodeName"] = NODE_NAME
-        return self.scheduler.update(pod_rt, new)
+        return self.scheduler.bind(pod_rt, pod, NODE_NAME, now())
 
     # --- kubelet -------------------------------------------------------------------
 
