@@ -203,6 +203,17 @@ def test_deployment_gets_replicaset_pods_and_status_as_kube_writes_them(
         )
     managers = {m["manager"] for m in rs["metadata"]["managedFields"]}
     assert managers == {"kube-controller-manager"}
+    # Events as kubectl describe shows them.
+    events = ResourceClient(server.api_client(), "", "v1", "events").list(NS)["items"]
+    scaling = [e for e in events if e["reason"] == "ScalingReplicaSet"]
+    assert [(e["involvedObject"]["name"], e["message"]) for e in scaling] == [
+        ("web", f"Scaled up replica set web-{h} from 0 to 3")
+    ]
+    assert scaling[0]["source"] == {"component": "deployment-controller"}
+    created = [e for e in events if e["reason"] == "SuccessfulCreate"]
+    assert sorted(e["message"] for e in created) == sorted(
+        f"Created pod: {p['metadata']['name']}" for p in pods
+    )
 
 
 def test_template_change_rolls_out_a_new_replicaset_and_rollback_reuses_the_old(

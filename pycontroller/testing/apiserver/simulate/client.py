@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import copy
 import logging
+import time
 from typing import Any
 
+from pycontroller._time import format_rfc3339
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.status import StatusError
@@ -122,6 +124,47 @@ class InternalClient:
         if out.get("metadata", {}).get("resourceVersion") != m.get("resourceVersion"):
             self.writes += 1
         return out
+
+    def event(
+        self, obj: dict[str, Any], etype: str, reason: str, message: str, component: str
+    ) -> None:
+        """Record a core/v1 Event about ``obj`` as client-go's legacy
+        ``EventRecorder`` of a kube controller writes it (name
+        ``<object>.<hex nanoseconds>``, ``source.component``, count 1)."""
+        rt = self.type("", "v1", "events")
+        m = meta(obj)
+        if rt is None or not m.get("namespace"):
+            return
+        t = format_rfc3339(time.time())
+        self.create(
+            rt,
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": f"{m.get('name')}.{time.time_ns():x}",
+                    "namespace": m.get("namespace"),
+                },
+                "involvedObject": {
+                    "kind": obj.get("kind"),
+                    "namespace": m.get("namespace"),
+                    "name": m.get("name"),
+                    "uid": m.get("uid"),
+                    "apiVersion": obj.get("apiVersion"),
+                    "resourceVersion": m.get("resourceVersion"),
+                },
+                "reason": reason,
+                "message": message,
+                "source": {"component": component},
+                "firstTimestamp": t,
+                "lastTimestamp": t,
+                "count": 1,
+                "type": etype,
+                "eventTime": None,
+                "reportingComponent": component,
+                "reportingInstance": "",
+            },
+        )
 
     def bind(
         self, rt: ResourceType, pod: dict[str, Any], node_name: str, at: str

@@ -28,7 +28,9 @@ Per Deployment, each pass runs one ``syncDeployment`` step as kube does:
   ``ProgressDeadlineExceeded``, ``DeploymentPaused``, ``DeploymentResumed``)
   with kube's messages, ``lastUpdateTime`` and ``lastTransitionTime``;
 - old ReplicaSets beyond ``revisionHistoryLimit`` are deleted once the
-  rollout is complete.
+  rollout is complete;
+- every scaling records a ``ScalingReplicaSet`` Event (``Scaled up replica
+  set web-5d4f7b8c9 from 0 to 3``), so ``kubectl describe`` shows them.
 
 The pod-template hash is kube's format (FNV-32a, ``SafeEncodeString``) but
 over the template's JSON rather than Go's ``spew`` dump, so its value differs
@@ -497,6 +499,14 @@ class _DeploymentSync:
                 self.update_status()
             return None
         self.rs_list.append(created)
+        if rs_spec["replicas"] > 0:
+            self.c.event(
+                d,
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled up replica set {name} from 0 to {rs_spec['replicas']}",
+                "deployment-controller",
+            )
         needs_update = self._set_deployment_revision(new_revision)
         if deadline is not None:
             _set_condition(
@@ -530,6 +540,16 @@ class _DeploymentSync:
         updated = self.c.update(self.rs_rt, new)
         if updated is None:
             return False, rs
+        if size_changed:
+            direction = "up" if replicas > _replicas(rs) else "down"
+            self.c.event(
+                self.d,
+                "Normal",
+                "ScalingReplicaSet",
+                f"Scaled {direction} replica set {meta(rs).get('name')} "
+                f"from {_replicas(rs)} to {replicas}",
+                "deployment-controller",
+            )
         return size_changed, self._replace(rs, updated)
 
     def new_rs_new_replicas(self, all_rs: list[dict[str, Any]], new_rs: dict[str, Any]) -> int:

@@ -4,8 +4,9 @@ Per ReplicaSet, each pass: create pods from the template (``generateName``
 ``<rs>-``, the template's labels, annotations and finalizers, a controller
 reference so the garbage collector deletes them with the ReplicaSet) or delete
 surplus ones (unscheduled, pending and not-ready pods first, newest first),
-then write ``status`` (``replicas``, ``fullyLabeledReplicas``,
-``readyReplicas``, ``availableReplicas``, ``observedGeneration``) computed
+recording ``SuccessfulCreate``/``SuccessfulDelete`` Events, then write
+``status`` (``replicas``, ``fullyLabeledReplicas``, ``readyReplicas``,
+``availableReplicas``, ``observedGeneration``) computed
 from the pods seen at the start of the pass, as kube's controller does from
 its informer cache: the status catches up on the next pass.
 
@@ -38,6 +39,8 @@ from pycontroller.testing.apiserver.simulate.podutil import (
 __all__ = ["BURST_REPLICAS", "ReplicaSetController"]
 
 logger = logging.getLogger(__name__)
+
+COMPONENT = "replicaset-controller"
 
 # kube's BurstReplicas: the most pods one sync creates or deletes.
 BURST_REPLICAS = 500
@@ -126,11 +129,26 @@ class ReplicaSetController:
             diff = len(active) - _int(spec.get("replicas"), 1)
             if diff < 0:
                 for _ in range(min(-diff, BURST_REPLICAS)):
-                    if self.c.create(pod_rt, pod_from_template(rs)) is None:
+                    pod = self.c.create(pod_rt, pod_from_template(rs))
+                    if pod is None:
                         break
+                    self.c.event(
+                        rs,
+                        "Normal",
+                        "SuccessfulCreate",
+                        f"Created pod: {meta(pod).get('name')}",
+                        COMPONENT,
+                    )
             elif diff > 0:
                 for pod in sorted(active, key=_deletion_rank)[: min(diff, BURST_REPLICAS)]:
-                    self.c.delete(pod_rt, pod)
+                    if self.c.delete(pod_rt, pod):
+                        self.c.event(
+                            rs,
+                            "Normal",
+                            "SuccessfulDelete",
+                            f"Deleted pod: {meta(pod).get('name')}",
+                            COMPONENT,
+                        )
         return self._update_status(rs_rt, rs, active, at)
 
     def _update_status(
