@@ -103,11 +103,18 @@ class _WaitingLoop:
     guarded by ``_cond``. Lock order: ``_cond`` before the queue's lock (the
     thread calls ``queue.add`` while holding ``_cond``); the queue never takes
     ``_cond`` while holding its own lock.
+
+    ``_cond``'s lock is reentrant because the finalizer (``stop``) may run in
+    the timer thread itself while it holds ``_cond``: when the thread's own
+    reference to the queue is the last one, dropping it finalizes the queue
+    right there (a non-reentrant lock deadlocked the thread on itself). ``_run``
+    only drops that reference where ``stop`` can safely clear the state, and
+    re-checks ``_stopped`` right after.
     """
 
     def __init__(self, queue: DelayingQueue, clock: Clock) -> None:
         self._clock = clock
-        self._cond = threading.Condition(threading.Lock())
+        self._cond = threading.Condition(threading.RLock())
         self._heap: list[tuple[float, int, Any]] = []
         self._entries: dict[Any, tuple[float, int]] = {}
         self._seq = itertools.count()

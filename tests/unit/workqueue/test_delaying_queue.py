@@ -272,3 +272,36 @@ def test_nan_delay_is_rejected(clock: Any) -> None:
     with pytest.raises(ValueError):
         q.add_after("x", math.nan)
     assert q._num_waiting() == 0
+
+
+def test_timer_thread_dropping_the_last_reference_does_not_deadlock(clock: Any) -> None:
+    """The timer thread holds a strong reference to the queue while it moves due items;
+    when that is the last one, the queue's finalizer (which stops the timer loop) runs in
+    the timer thread itself, under the loop's lock. With a non-reentrant lock it
+    deadlocked there; the thread must exit instead."""
+    import gc
+    import weakref
+
+    in_add = threading.Event()
+    dropped = threading.Event()
+
+    class SlowAdd(DelayingQueue):
+        def add(self, item: Any) -> None:
+            super().add(item)
+            in_add.set()
+            assert dropped.wait(5)  # the test drops its reference meanwhile
+
+    q = SlowAdd(clock=clock)
+    q.add_after("x", 1.0)
+    thread = q._waiting_loop._thread
+    assert thread is not None
+    ref = weakref.ref(q)
+    clock.step(1.0)
+    assert in_add.wait(5), "the timer thread did not move the due item"
+    del q
+    gc.collect()
+    assert ref() is not None  # the timer thread's reference is the last one
+    dropped.set()  # add returns; the timer thread drops the last reference
+    thread.join(5)
+    assert ref() is None
+    assert not thread.is_alive(), "the timer thread deadlocked in the queue's finalizer"
