@@ -22,6 +22,7 @@ import copy
 import threading
 from typing import Any
 
+from pycontroller.testing.apiserver import kinds as _kinds
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
 __all__ = ["BUILTIN_TYPES", "MAX_SECRET_SIZE", "Defaulter", "builtin_types", "tracks_generation"]
@@ -47,6 +48,7 @@ _GENERATION_KINDS = frozenset(
         ("networking.k8s.io", "NetworkPolicy"),
         ("networking.k8s.io", "Ingress"),
         ("networking.k8s.io", "IngressClass"),
+        ("discovery.k8s.io", "EndpointSlice"),
         ("apiextensions.k8s.io", "CustomResourceDefinition"),
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
         ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
@@ -63,63 +65,14 @@ def tracks_generation(rt: ResourceType) -> bool:
     return rt.is_crd or (rt.group, rt.kind) in _GENERATION_KINDS
 
 
-def _rt(
-    group: str,
-    version: str,
-    kind: str,
-    plural: str,
-    *,
-    namespaced: bool = True,
-    short: tuple[str, ...] = (),
-    status: bool = False,
-    name_rule: str = "subdomain",
-    categories: tuple[str, ...] = (),
-    stored_as: tuple[str, str, str] | None = None,
-) -> ResourceType:
-    return ResourceType(
-        group=group,
-        version=version,
-        kind=kind,
-        plural=plural,
-        namespaced=namespaced,
-        singular=kind.lower(),
-        short_names=short,
-        categories=categories,
-        has_status=status,
-        name_rule=name_rule,
-        # stored_as: (group, version, plural) of the type whose storage this one
-        # shares (events.k8s.io/v1 events are core/v1 events; see events.py).
-        extra={"stored_as": stored_as} if stored_as else {},
-    )
-
-
-BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _rt("", "v1", "Namespace", "namespaces", namespaced=False, short=("ns",), status=True,
-        name_rule="label"),
-    _rt("", "v1", "Pod", "pods", short=("po",), status=True, categories=("all",)),
-    _rt("", "v1", "Service", "services", short=("svc",), status=True, name_rule="dns1035",
-        categories=("all",)),
-    _rt("", "v1", "ConfigMap", "configmaps", short=("cm",)),
-    _rt("", "v1", "Secret", "secrets"),
-    _rt("", "v1", "ServiceAccount", "serviceaccounts", short=("sa",)),
-    _rt("", "v1", "Event", "events", short=("ev",)),
-    _rt("apps", "v1", "Deployment", "deployments", short=("deploy",), status=True,
-        categories=("all",)),
-    _rt("coordination.k8s.io", "v1", "Lease", "leases"),
-    _rt("events.k8s.io", "v1", "Event", "events", short=("ev",),
-        stored_as=("", "v1", "events")),
-    _rt("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-        namespaced=False, short=("crd", "crds"), status=True, categories=("api-extensions",)),
-    _rt("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    _rt("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
-    _rt("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-    _rt("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
-        namespaced=False),
-)  # fmt: skip
+# The served kinds, their scope, short names, subresources and name rules:
+# the data table of kinds.py.
+BUILTIN_TYPES: tuple[ResourceType, ...] = tuple(_kinds.builtin_types())
 
 
 def builtin_types() -> list[ResourceType]:
-    return list(BUILTIN_TYPES)
+    """A fresh list of the built-in resource types (``kinds.py``)."""
+    return _kinds.builtin_types()
 
 
 # --- defaulting ----------------------------------------------------------------
@@ -207,8 +160,20 @@ class Defaulter:
                 st.setdefault("phase", "Pending")
                 st.setdefault("qosClass", "BestEffort")
         elif key == ("", "Namespace"):
-            spec = obj.setdefault("spec", {})
-            spec.setdefault("finalizers", ["kubernetes"])
+            spec = obj.get("spec")
+            if not isinstance(spec, dict):
+                spec = obj["spec"] = {}
+            if old is None:
+                # namespaceStrategy.PrepareForCreate: the "kubernetes" finalizer.
+                fins = list(spec.get("finalizers") or [])
+                spec["finalizers"] = fins if "kubernetes" in fins else [*fins, "kubernetes"]
+            else:
+                # PrepareForUpdate: spec.finalizers change only through /finalize.
+                old_fins = (old.get("spec") or {}).get("finalizers")
+                if old_fins:
+                    spec["finalizers"] = list(old_fins)
+                else:
+                    spec.pop("finalizers", None)
             st = obj.setdefault("status", {})
             st.setdefault("phase", "Active")
             name = (obj.get("metadata") or {}).get("name", "")

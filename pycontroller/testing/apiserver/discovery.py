@@ -109,6 +109,18 @@ def _gv(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
 
+# Other subresources built-in kinds declare (``kinds.py``): response kind
+# (empty: the resource's own) and verbs, as kube-apiserver's discovery lists them.
+_EXTRA_SUBRESOURCES: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "finalize": ({}, ("update",)),
+    "approval": ({}, ("get", "patch", "update")),
+    "token": (
+        {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
+        ("create",),
+    ),
+}
+
+
 def _subresources(rt: ResourceType) -> list[tuple[str, dict[str, str], list[str]]]:
     """(name, responseKind, verbs) for each subresource of ``rt``."""
     subs: list[tuple[str, dict[str, str], list[str]]] = []
@@ -117,6 +129,11 @@ def _subresources(rt: ResourceType) -> list[tuple[str, dict[str, str], list[str]
         subs.append(("status", gvk, ["get", "patch", "update"]))
     if scale_paths(rt) is not None:
         subs.append(("scale", dict(SCALE_GVK), ["get", "patch", "update"]))
+    for name in rt.extra.get("subresources") or ():
+        sub = _EXTRA_SUBRESOURCES.get(name)
+        if sub is not None:
+            subs.append((name, dict(sub[0]) or gvk, list(sub[1])))
+    subs.sort(key=lambda s: s[0])
     return subs
 
 

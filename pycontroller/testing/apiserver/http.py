@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
+from pycontroller.testing.apiserver import reviews
+from pycontroller.testing.apiserver.auth import authorize_request
 from pycontroller.testing.apiserver.decode import decode_body
 from pycontroller.testing.apiserver.discovery import discovery_response, version_info
 from pycontroller.testing.apiserver.events import events_field_selector
@@ -338,6 +340,9 @@ class _Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept") or ""
         if method not in _METHODS:
             raise method_not_allowed()
+        user = authorize_request(
+            app.authenticator, app.authorizer, method, path, params, self.headers
+        )
         if path.rstrip("/") == "/version":
             raise _Response(200, _json.dumps(version_info()))
         if path in ("/healthz", "/livez", "/readyz"):
@@ -354,6 +359,15 @@ class _Handler(BaseHTTPRequestHandler):
         rt = r.rt
         if r.subresource == "scale" and r.name is not None and scale_paths(rt) is not None:
             self._scale(method, r, body, params, accept)
+        if rt.extra.get("virtual") or r.subresource in reviews.SPECIAL_SUBRESOURCES:
+            # Reviews, serviceaccounts/token, namespaces/finalize (reviews.py).
+            special = reviews.serve(
+                app.rest, app.authenticator, app.authorizer, user, method, rt, r.namespace,
+                r.name, r.subresource, self._decode(body) if body.strip() else {},
+                WriteOptions(dry_run=params.get("dryRun") == "All"),
+            )  # fmt: skip
+            if special is not None:
+                raise _Response(special[0], _json.dumps(special[1]))
         if r.subresource and not (r.subresource == "status" and rt.has_status):
             raise _not_found_path()
         if r.watch_path or (method == "GET" and r.name is None and _truthy(params.get("watch"))):

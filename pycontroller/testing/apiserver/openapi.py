@@ -46,6 +46,7 @@ import threading
 from typing import Any
 
 from pycontroller import _json
+from pycontroller.testing.apiserver import definitions
 from pycontroller.testing.apiserver.discovery import (
     RegistryView,
     not_found_status,
@@ -56,7 +57,8 @@ from pycontroller.testing.apiserver.openapi_builtin import (
     META_V1,
     OBJECT_META,
     builtin_schema,
-    common_schemas,
+    kind_schemas,
+    meta_schemas,
 )
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
@@ -73,6 +75,9 @@ _PATCH_TYPES = (
     "application/json-patch+json",
     "application/merge-patch+json",
 )
+# Listed for built-in kinds only, as kube does: kubectl's client-side apply
+# then builds strategic merge patches from the kind's published schema.
+_STRATEGIC = "application/strategic-merge-patch+json"
 
 # Go package paths kube uses in definition names for built-in groups.
 _BUILTIN_PACKAGES = {
@@ -91,6 +96,9 @@ def definition_name(rt: ResourceType) -> str:
     """kube's OpenAPI definition name: ``io.k8s.api.apps.v1.Deployment`` for
     built-ins, reversed group for CRDs (``com.example.v1.Widget``)."""
     if not rt.is_crd:
+        known = definitions.by_gvk(rt.group, rt.version, rt.kind)
+        if known is not None:
+            return known
         pkg = _BUILTIN_PACKAGES.get(rt.group)
         if pkg is None:
             if rt.group.endswith(".k8s.io"):
@@ -240,7 +248,8 @@ def _paths_for(rt: ResourceType) -> dict[str, Any]:
     gc = _group_camel(rt.group) + _camel(rt.version)
     scoped = "Namespaced" if rt.namespaced else ""
     write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
-    patch_body = _content(patch_ref, _PATCH_TYPES)
+    patch_types = _PATCH_TYPES if rt.is_crd else (*_PATCH_TYPES, _STRATEGIC)
+    patch_body = _content(patch_ref, patch_types)
     paths: dict[str, Any] = {
         collection: {
             "get": _operation(
@@ -313,6 +322,25 @@ def _paths_for(rt: ResourceType) -> dict[str, Any]:
     return paths
 
 
+def _create_only_paths(rt: ResourceType) -> dict[str, Any]:
+    """The single ``create`` path of a review kind (``reviews.py``)."""
+    prefix = "/" + gv_path(rt.group, rt.version)
+    ns = "namespaces/{namespace}/" if rt.namespaced else ""
+    kind_ref = _ref(definition_name(rt))
+    gc = _group_camel(rt.group) + _camel(rt.version)
+    scoped = "Namespaced" if rt.namespaced else ""
+    write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
+    return {
+        f"{prefix}/{ns}{rt.plural}": {
+            "post": _operation(
+                rt, "post", f"create{gc}{scoped}{rt.kind}", f"create a {rt.kind}",
+                params=write, body=_content(kind_ref), response=kind_ref, created=True,
+            ),
+            "parameters": _path_params(rt.namespaced, named=False),
+        }
+    }  # fmt: skip
+
+
 def _gvk_ext(rt: ResourceType, kind: str | None = None) -> list[dict[str, str]]:
     return [{"group": rt.group, "kind": kind or rt.kind, "version": rt.version}]
 
@@ -362,13 +390,26 @@ def _list_schema(rt: ResourceType) -> dict[str, Any]:
     }
 
 
+def _kind_schemas(rt: ResourceType, *, v3: bool) -> dict[str, Any]:
+    """``rt``'s schema, its list's and what they reference: the pinned
+    definitions for built-ins (a minimal schema if they lack the kind), the
+    CRD's structural schema for custom resources."""
+    if rt.schema is None:
+        found = kind_schemas(rt, v3=v3)
+        if found:
+            return found
+    name = definition_name(rt)
+    return {name: _kind_schema(rt), name + "List": _list_schema(rt)}
+
+
 def _gv_document(rts: list[ResourceType]) -> dict[str, Any]:
-    schemas = common_schemas()
+    schemas = meta_schemas()
     paths: dict[str, Any] = {}
     for rt in sorted(rts, key=lambda r: r.plural):
-        name = definition_name(rt)
-        schemas[name] = _kind_schema(rt)
-        schemas[name + "List"] = _list_schema(rt)
+        schemas.update(_kind_schemas(rt, v3=True))
+        if rt.extra.get("virtual"):
+            paths.update(_create_only_paths(rt))
+            continue
         paths.update(_paths_for(rt))
     return {
         "openapi": "3.0.0",
@@ -378,13 +419,112 @@ def _gv_document(rts: list[ResourceType]) -> dict[str, Any]:
     }
 
 
+_V3_REF = "#/components/schemas/"
+_V2_REF = "#/definitions/"
+
+
+def _v2_refs(node: Any) -> Any:
+    """A v3 schema with its references in v2 form (``allOf`` of one ref
+    flattened: v2 has no siblings to keep apart)."""
+    if isinstance(node, list):
+        return [_v2_refs(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _v2_refs(v) for k, v in node.items() if k != "allOf"}
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+        out.update(_v2_refs(all_of[0]))
+    elif all_of is not None:
+        out["allOf"] = _v2_refs(all_of)
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_V3_REF):
+        out["$ref"] = _V2_REF + ref[len(_V3_REF) :]
+    return out
+
+
+def _v2_operation(op: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in op.items() if k not in ("requestBody", "responses", "parameters")}
+    params: list[dict[str, Any]] = []
+    body = op.get("requestBody")
+    if isinstance(body, dict):
+        media = list(body.get("content") or {})
+        first = (body.get("content") or {}).get(media[0], {}) if media else {}
+        params.append(
+            {"name": "body", "in": "body", "required": True,
+             "schema": _v2_refs(first.get("schema") or {})}
+        )  # fmt: skip
+        out["consumes"] = media
+    params.extend(_v2_param(p) for p in op.get("parameters") or [])
+    out["parameters"] = params
+    out["produces"] = [JSON, "application/yaml"]
+    out["schemes"] = ["https"]
+    responses: dict[str, Any] = {}
+    for code, resp in (op.get("responses") or {}).items():
+        content: dict[str, Any] = resp.get("content") or {}
+        offered: dict[str, Any] = next(iter(content.values())) if content else {}
+        schema = offered.get("schema")
+        entry: dict[str, Any] = {"description": resp.get("description", "")}
+        if schema is not None:
+            entry["schema"] = _v2_refs(schema)
+        responses[code] = entry
+    out["responses"] = responses
+    return out
+
+
+def _v2_param(p: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in p.items() if k != "schema"}
+    out.update(p.get("schema") or {})
+    return out
+
+
+def _v2_document(types: list[ResourceType]) -> dict[str, Any]:
+    """The Swagger 2.0 document of every served type (``/openapi/v2``)."""
+    defs = _v2_refs(meta_schemas(v3=True))
+    paths: dict[str, Any] = {}
+    for rt in sorted(types, key=lambda r: (r.group, version_priority_key(r.version), r.plural)):
+        if rt.schema is None:
+            found = kind_schemas(rt, v3=False)
+            defs.update(found or _v2_refs(_kind_schemas(rt, v3=True)))
+        else:
+            defs.update(_v2_refs(_kind_schemas(rt, v3=True)))
+        gv_paths = _create_only_paths(rt) if rt.extra.get("virtual") else _paths_for(rt)
+        for path, item in gv_paths.items():
+            paths[path] = {
+                k: (_v2_operation(v) if k != "parameters" else [_v2_param(p) for p in v])
+                for k, v in item.items()
+            }
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": KUBE_VERSION},
+        "paths": paths,
+        "definitions": defs,
+        "securityDefinitions": {
+            "BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
+                            "name": "authorization", "in": "header"}
+        },
+        "security": [{"BearerToken": []}],
+    }  # fmt: skip
+
+
+def _accepts_json(accept: str) -> bool:
+    if not accept.strip():
+        return True
+    for part in accept.split(","):
+        media = part.split(";", 1)[0].strip().lower()
+        if media in ("application/json", "application/*", "*/*"):
+            return True
+    return False
+
+
 class _Documents:
     """Built documents for one set of types: ``gv path -> (bytes, hash)``."""
 
-    __slots__ = ("docs", "types")
+    __slots__ = ("_v2", "_v2_lock", "docs", "types")
 
     def __init__(self, types: list[ResourceType]) -> None:
         self.types = types  # kept alive so the ids in the cache key stay unique
+        self._v2: bytes | None = None  # built on first request
+        self._v2_lock = threading.Lock()
         by_gv: dict[str, list[ResourceType]] = {}
         for rt in sorted(types, key=lambda r: (r.group, version_priority_key(r.version))):
             by_gv.setdefault(gv_path(rt.group, rt.version), []).append(rt)
@@ -392,6 +532,12 @@ class _Documents:
         for p, group_types in by_gv.items():
             body = _json.dumps(_gv_document(group_types))
             self.docs[p] = (body, hashlib.sha512(body).hexdigest().upper())
+
+    def v2(self) -> bytes:
+        with self._v2_lock:
+            if self._v2 is None:
+                self._v2 = _json.dumps(_v2_document(self.types))
+            return self._v2
 
     def index(self) -> bytes:
         return _json.dumps(
@@ -428,17 +574,37 @@ def _documents(registry: RegistryView) -> _Documents:
     return docs
 
 
+def not_acceptable_status() -> bytes:
+    """kube's 406 Status when no offered media type can be served."""
+    return _json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "only the following media types are accepted: application/json",
+            "reason": "NotAcceptable",
+            "details": {},
+            "code": 406,
+        }
+    )
+
+
 def openapi_response(
     registry: RegistryView, path: str, accept: str
 ) -> tuple[int, bytes, str] | None:
     """``(status, body, content_type)`` for ``/openapi/...`` paths, else None.
 
-    Always answers JSON (kubectl asks for JSON on v3); ``accept`` is accepted
-    for symmetry with the other handlers.
+    Answers JSON. ``/openapi/v2`` asked for in protobuf only (client-go's
+    ``OpenAPISchema``) is 406 Not Acceptable, which client-go takes as "no v2
+    here" and kubectl then works from v3.
     """
-    del accept
     path = path.split("?", 1)[0].rstrip("/")
-    if path == "/openapi/v2" or path == "/swagger-2.0.0.pb-v1":
+    if path == "/openapi/v2":
+        if not _accepts_json(accept):
+            return 406, not_acceptable_status(), JSON
+        return 200, _documents(registry).v2(), JSON
+    if path == "/swagger-2.0.0.pb-v1":
         return 404, not_found_status(), JSON
     if path == "/openapi/v3":
         return 200, _documents(registry).index(), JSON

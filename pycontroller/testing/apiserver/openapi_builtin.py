@@ -1,12 +1,20 @@
-"""Minimal OpenAPI v3 schemas for built-in kinds and meta/v1 types.
+"""OpenAPI schemas of built-in kinds, from the pinned Kubernetes definitions.
 
-The embedded server does not validate built-in kinds against a schema, so
-these schemas only need to be correct, not complete: every built-in kind is an
-object with typed ``apiVersion``/``kind``/``metadata`` and
-``x-kubernetes-preserve-unknown-fields: true`` for the rest, which is what
-clients such as kubectl need (a GVK to find, a schema that accepts any
-valid object). ``ObjectMeta``, ``ListMeta``, ``Status``, ``Patch`` and
-``DeleteOptions`` are described as in apimachinery, abridged.
+``kind_schemas(rt, v3=...)`` gives a built-in kind's schema and every
+definition it references (transitively), converted from the JSON Schema that
+``kubernetes-validate`` ships (``definitions.py``) back to the OpenAPI forms
+kube-apiserver publishes: ``"type": ["string", "null"]`` becomes
+``"type": "string"``, references point at ``#/components/schemas/<name>``
+(v3, wrapped in ``allOf`` when the property carries a description, as kube
+does) or ``#/definitions/<name>`` (v2), and the ``enum`` the converter added to
+``apiVersion``/``kind`` is dropped. ``IntOrString`` is the ``int-or-string``
+string of kube's documents. So ``kubectl explain deployment.spec.template``
+reads kube's own descriptions, required fields and list types.
+
+``common_schemas()`` keeps small, self-contained (reference-free) meta/v1
+schemas: the server-side apply type converter inlines ``ObjectMeta`` from it
+into CRD schemas, and documents fall back to them when the definitions are
+unavailable.
 
 Invariant: every call returns fresh dicts (callers may mutate them).
 """
@@ -16,11 +24,21 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pycontroller.testing.apiserver import definitions
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LIST_META", "META_V1", "OBJECT_META", "builtin_schema", "common_schemas"]
+__all__ = [
+    "LIST_META",
+    "META_V1",
+    "OBJECT_META",
+    "builtin_schema",
+    "common_schemas",
+    "convert_definitions",
+    "kind_schemas",
+    "meta_schemas",
+]
 
 META_V1 = "io.k8s.apimachinery.pkg.apis.meta.v1"
 OBJECT_META = f"{META_V1}.ObjectMeta"
@@ -192,3 +210,120 @@ def builtin_schema(rt: ResourceType) -> dict[str, Any]:
         },
         "x-kubernetes-preserve-unknown-fields": True,
     }
+
+
+# --- the pinned version's definitions --------------------------------------------
+
+_INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+_QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_META_ROOTS = (OBJECT_META, LIST_META, f"{META_V1}.Status", f"{META_V1}.Patch",
+               f"{META_V1}.DeleteOptions")  # fmt: skip
+
+
+def _closure(roots: list[str], defs: dict[str, Any]) -> list[str]:
+    """``roots`` and every definition they reference, in discovery order."""
+    seen: dict[str, None] = {}
+    stack = [r for r in roots if r in defs]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen[name] = None
+        found: list[str] = []
+        _refs(defs[name], found)
+        stack.extend(n for n in reversed(found) if n in defs and n not in seen)
+    return list(seen)
+
+
+def _refs(node: Any, out: list[str]) -> None:
+    if isinstance(node, dict):
+        ref = definitions.ref_name(node)
+        if ref is not None:
+            out.append(ref)
+        for k, v in node.items():
+            if k != "$ref":
+                _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+
+
+def _convert(node: Any, prefix: str, v3: bool, *, top: bool = False) -> Any:
+    """One JSON Schema node in kube's OpenAPI form (see the module docstring)."""
+    if isinstance(node, list):
+        return [_convert(v, prefix, v3) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    ref = definitions.ref_name(node)
+    for k, v in node.items():
+        if k == "$ref":
+            continue
+        if k == "type" and isinstance(v, list):
+            types = [t for t in v if t != "null"]
+            if len(types) == 1:
+                out["type"] = types[0]
+            continue
+        if k == "properties" and isinstance(v, dict):
+            props = {}
+            for name, sub in v.items():
+                conv = _convert(sub, prefix, v3)
+                if name in ("apiVersion", "kind") and isinstance(conv, dict):
+                    conv.pop("enum", None)
+                props[name] = conv
+            out[k] = props
+            continue
+        if k in ("items", "additionalProperties", "oneOf", "anyOf", "allOf", "not"):
+            out[k] = _convert(v, prefix, v3)
+            continue
+        out[k] = v
+    if ref is not None:
+        target = {"$ref": prefix + ref}
+        if not out:
+            return target
+        if v3:
+            out["allOf"] = [target]
+            return out
+        return {**target, **out} if top else {**out, **target}
+    return out
+
+
+def _definition(name: str, node: dict[str, Any], prefix: str, v3: bool) -> dict[str, Any]:
+    if name == _INT_OR_STRING:
+        return {"description": node.get("description", ""), "type": "string",
+                "format": "int-or-string"}  # fmt: skip
+    if name == _QUANTITY:
+        return {"description": node.get("description", ""), "type": "string"}
+    out: dict[str, Any] = _convert(node, prefix, v3, top=True)
+    return out
+
+
+def convert_definitions(names: list[str], *, v3: bool = True) -> dict[str, Any]:
+    """The definitions ``names`` and their references, in OpenAPI v3
+    (``components.schemas``) or v2 (``definitions``) form; {} when the pinned
+    definitions are unavailable."""
+    defs = definitions.definitions()
+    prefix = "#/components/schemas/" if v3 else "#/definitions/"
+    return {n: _definition(n, defs[n], prefix, v3) for n in _closure(names, defs)}
+
+
+def meta_schemas(*, v3: bool = True) -> dict[str, Any]:
+    """meta/v1 definitions every document references (``ObjectMeta``,
+    ``Status`` ...), from the pinned definitions when available."""
+    converted = convert_definitions(list(_META_ROOTS), v3=v3)
+    if OBJECT_META not in converted:
+        return common_schemas()
+    return converted
+
+
+def kind_schemas(rt: ResourceType, *, v3: bool = True) -> dict[str, Any]:
+    """The schema of built-in ``rt`` and of its list kind, with everything they
+    reference; {} when the definitions do not describe ``rt``."""
+    name = definitions.by_gvk(rt.group, rt.version, rt.kind)
+    if name is None:
+        return {}
+    roots = [name]
+    list_name = definitions.by_gvk(rt.group, rt.version, rt.list_kind)
+    if list_name is not None:
+        roots.append(list_name)
+    return convert_definitions(roots, v3=v3)

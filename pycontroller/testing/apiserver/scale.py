@@ -1,8 +1,9 @@
 """The ``/scale`` subresource: ``autoscaling/v1`` ``Scale`` views of an object.
 
-Served for apps/v1 deployments (kube's ``ScaleREST`` in
-``pkg/registry/apps/deployment/storage``) and for custom resources whose CRD
-version declares ``subresources.scale`` (apiextensions-apiserver's
+Served for apps/v1 deployments, replicasets and statefulsets and core/v1
+replicationcontrollers (kube's ``ScaleREST`` in ``pkg/registry/apps/*/storage``)
+and for custom resources whose CRD version declares ``subresources.scale``
+(apiextensions-apiserver's
 ``ScaleREST``: ``specReplicasPath``, ``statusReplicasPath`` and the optional
 ``labelSelectorPath``). Pure functions: ``rest.py`` does the locking, the
 optimistic-concurrency check and the write of the scaled object.
@@ -41,6 +42,9 @@ class ScalePaths:
     # shows it formatted (metav1.FormatLabelSelector); custom resources keep a
     # string at labelSelectorPath, copied as is.
     selector_is_object: bool = False
+    # A ReplicationController's selector is a plain label map
+    # (labels.SelectorFromSet(rc.Spec.Selector).String()).
+    selector_is_map: bool = False
 
 
 _DEPLOYMENT = ScalePaths(("spec", "replicas"), ("status", "replicas"), ("spec", "selector"), True)
@@ -53,10 +57,21 @@ def _path(p: Any) -> tuple[str, ...] | None:
     return parts if all(parts) else None
 
 
+_REPLICATION_CONTROLLER = ScalePaths(
+    ("spec", "replicas"), ("status", "replicas"), ("spec", "selector"), selector_is_map=True
+)
+
+
 def scale_paths(rt: ResourceType) -> ScalePaths | None:
-    """Where ``rt``'s replica counts live, or None when it has no scale subresource."""
+    """Where ``rt``'s replica counts live, or None when it has no scale subresource.
+
+    Built-in kinds with ``/scale`` (deployments, replicasets, statefulsets,
+    replicationcontrollers: ``kinds.py``) keep them at ``.spec.replicas`` and
+    ``.status.replicas``; custom resources say where in their CRD."""
     if (rt.group, rt.kind) == ("apps", "Deployment"):
         return _DEPLOYMENT
+    if rt.extra.get("builtin_scale"):
+        return _REPLICATION_CONTROLLER if rt.group == "" else _DEPLOYMENT
     spec = rt.extra.get("scale")
     if not isinstance(spec, dict):
         return None
@@ -114,7 +129,10 @@ def to_scale(rt: ResourceType, obj: dict[str, Any], paths: ScalePaths) -> dict[s
     status: dict[str, Any] = {"replicas": _int(_get(obj, paths.status_replicas))}
     if paths.label_selector is not None:
         sel = _get(obj, paths.label_selector)
-        if paths.selector_is_object:
+        if paths.selector_is_map:
+            if isinstance(sel, dict) and sel:
+                status["selector"] = format_label_selector({"matchLabels": sel})
+        elif paths.selector_is_object:
             status["selector"] = format_label_selector(sel)
         elif isinstance(sel, str) and sel:
             status["selector"] = sel

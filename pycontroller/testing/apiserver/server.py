@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from pycontroller.testing.apiserver.auth import Authenticator, make_authorizer, user_named
 from pycontroller.testing.apiserver.builtin import Defaulter, builtin_types
 from pycontroller.testing.apiserver.faults import Faults
 from pycontroller.testing.apiserver.gc import GarbageCollector
@@ -142,10 +143,15 @@ class APIServer:
         history_size: int = 10000,
         bookmark_interval: float = 60.0,
         simulate: Iterable[str] = (),
+        authorizer: str = "AlwaysAllow",
     ) -> None:
         """``simulate``: names from ``simulate.SIMULATIONS`` (``"deployments"``,
         ``"kubelet"``, ``"endpoints"``) of the kube components to run in process
-        (see ``pycontroller.testing.apiserver.simulate``); none by default."""
+        (see ``pycontroller.testing.apiserver.simulate``); none by default.
+
+        ``authorizer``: ``"AlwaysAllow"`` (default) or ``"RBAC"``, which
+        enforces the stored Roles and bindings on every request (``auth.py``);
+        ``token_for``/``api_client(user=...)`` make clients of other users."""
         self.host = host
         self.port = port
         self.bookmark_interval = bookmark_interval
@@ -156,6 +162,8 @@ class APIServer:
         self.storage = Storage(history_size)
         self.rest = REST(self.storage, self.registry, Defaulter())
         self.gc = GarbageCollector(self.rest)
+        self.authenticator = Authenticator()
+        self.authorizer = make_authorizer(authorizer, self.storage)
         self.faults = Faults()
         self.stopping = threading.Event()
         self.request_log: list[RequestRecord] = []
@@ -249,13 +257,22 @@ class APIServer:
 
     # --- clients -------------------------------------------------------------------
 
-    def write_kubeconfig(self, path: str | os.PathLike[str]) -> str:
-        """Write a kubeconfig pointing at this server; returns the path."""
+    def token_for(self, user: str, groups: Iterable[str] = ()) -> str:
+        """A bearer token that authenticates as ``user`` (a service account as
+        ``system:serviceaccount:<ns>:<name>`` gets its groups) plus ``groups``."""
+        return self.authenticator.issue(user_named(user, groups))
+
+    def write_kubeconfig(
+        self, path: str | os.PathLike[str], *, user: str | None = None, groups: Iterable[str] = ()
+    ) -> str:
+        """Write a kubeconfig pointing at this server; returns the path.
+        ``user``: authenticate as that user instead of the admin."""
+        token = self.token_for(user, groups) if user else "embedded"
         cfg = {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "embedded", "cluster": {"server": self.url}}],
-            "users": [{"name": "embedded", "user": {"token": "embedded"}}],
+            "users": [{"name": "embedded", "user": {"token": token}}],
             "contexts": [
                 {
                     "name": "embedded",
@@ -270,14 +287,15 @@ class APIServer:
         p.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         return str(p)
 
-    def api_client(self) -> ApiClient:
-        """A ``kubernetes.client.ApiClient`` configured for this server."""
+    def api_client(self, *, user: str | None = None, groups: Iterable[str] = ()) -> ApiClient:
+        """A ``kubernetes.client.ApiClient`` configured for this server
+        (as ``user``, see ``token_for``; the admin by default)."""
         from kubernetes import client
 
         conf = client.Configuration()
         conf.host = self.url
         conf.verify_ssl = False
-        conf.api_key = {"authorization": "embedded"}
+        conf.api_key = {"authorization": self.token_for(user, groups) if user else "embedded"}
         conf.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(conf)
 

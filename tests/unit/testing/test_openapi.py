@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from pycontroller.testing.apiserver.openapi import definition_name, openapi_response
@@ -100,8 +101,10 @@ def test_every_patch_operation_lists_field_validation() -> None:
             content = op["requestBody"]["content"]
             assert "application/merge-patch+json" in content
             assert "application/apply-patch+yaml" in content
-            # Not advertised: kubectl would try to build SMPs from our minimal schemas.
-            assert "application/strategic-merge-patch+json" not in content
+            # Built-ins advertise strategic merge patches (kubectl builds them
+            # from the published schema), custom resources do not, as in kube.
+            smp = "application/strategic-merge-patch+json" in content
+            assert smp is (kind != "Widget")
 
 
 def test_paths_follow_scope() -> None:
@@ -119,13 +122,40 @@ def test_paths_follow_scope() -> None:
     assert set(doc["paths"]) == {"/api/v1/namespaces", "/api/v1/namespaces/{name}"}
 
 
-def test_builtin_schema_is_permissive_with_gvk() -> None:
+def test_builtin_schema_is_the_pinned_definition() -> None:
     _, doc = get("/openapi/v3/apis/apps/v1")
-    dep = doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"]
-    assert dep["x-kubernetes-preserve-unknown-fields"] is True
+    schemas = doc["components"]["schemas"]
+    dep = schemas["io.k8s.api.apps.v1.Deployment"]
     assert dep["x-kubernetes-group-version-kind"] == [
         {"group": "apps", "kind": "Deployment", "version": "v1"}
     ]
+    assert dep["properties"]["spec"]["allOf"] == [
+        {"$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"}
+    ]
+    kind = dep["properties"]["kind"]
+    assert "enum" not in kind and kind["type"] == "string"
+    containers = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+    assert containers["x-kubernetes-list-map-keys"] == ["name"]
+    assert containers["items"] == {"$ref": "#/components/schemas/io.k8s.api.core.v1.Container"}
+    assert schemas["io.k8s.api.core.v1.Container"]["required"] == ["name"]
+    # Every reference resolves within the document.
+    refs = set(re.findall(r'"#/components/schemas/([^"]+)"', json.dumps(doc)))
+    assert refs <= set(schemas)
+
+
+def test_v2_is_one_swagger_document_of_every_kind() -> None:
+    reg = FakeRegistry([NAMESPACE, DEPLOYMENT, WIDGET])
+    code, doc = get("/openapi/v2", reg)
+    assert code == 200 and doc["swagger"] == "2.0"
+    defs = doc["definitions"]
+    spec = defs["io.k8s.api.apps.v1.Deployment"]["properties"]["spec"]
+    assert spec["$ref"] == "#/definitions/io.k8s.api.apps.v1.DeploymentSpec"
+    assert "com.example.v1.Widget" in defs
+    refs = set(re.findall(r'"#/definitions/([^"]+)"', json.dumps(doc)))
+    assert refs <= set(defs)
+    post = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"]["post"]
+    assert post["parameters"][0]["in"] == "body"
+    assert post["x-kubernetes-group-version-kind"]["kind"] == "Deployment"
 
 
 def test_definition_names() -> None:
@@ -137,10 +167,16 @@ def test_definition_names() -> None:
     assert definition_name(rbac) == "io.k8s.api.rbac.v1.Role"
 
 
-def test_unknown_documents_and_v2_are_404() -> None:
-    for path in ("/openapi/v3/apis/nope.io/v1", "/openapi/v2"):
-        code, doc = get(path)
-        assert code == 404 and doc["kind"] == "Status"
+def test_unknown_documents_are_404_and_protobuf_v2_is_406() -> None:
+    code, doc = get("/openapi/v3/apis/nope.io/v1")
+    assert code == 404 and doc["kind"] == "Status"
+    # client-go's OpenAPISchema asks for protobuf only; 406 makes it fall back.
+    res = openapi_response(
+        FakeRegistry([NAMESPACE]),
+        "/openapi/v2",
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    )
+    assert res is not None and res[0] == 406
 
 
 def test_documents_follow_registry_changes() -> None:
