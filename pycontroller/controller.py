@@ -13,10 +13,15 @@ handler in one place::
          False if some were abandoned at the deadline
 
 Graceful shutdown follows controller-runtime: once ``stop`` is set a worker
-finishes the sync it is running and exits; it never starts another. A key a
-worker receives from the queue after ``stop`` (the queue keeps handing out
-queued items after ``shut_down``, as client-go's does) is released with
-``done`` without being synced or forgotten. A sync still running at the
+finishes the sync it is running and exits; it never starts another. The
+queue's ``shut_down`` is the cut: a key handed out before it is synced, none
+is handed out after it. A ``PriorityQueue`` (``hands_out_after_shut_down =
+False``, as controller-runtime's) does that by itself. client-go's queues keep
+handing out queued items after ``shut_down``, so with them a worker also
+checks, after ``get``, whether ``run`` is stopping; a key it receives then (one
+added at the very moment of stop) is released with ``done`` without being
+synced or forgotten, and cannot be put back in the shut-down queue (the next
+leader rebuilds it from its informers). A sync still running at the
 deadline is abandoned: its worker is a daemon thread, each abandoned key is
 logged with the controller name, and
 ``controller_runtime_reconcile_abandoned_total{controller}`` counts them
@@ -92,7 +97,13 @@ class Result:
 
 
 class WorkQueue(Protocol):
-    """The part of ``pycontroller.workqueue.RateLimitingQueue`` a Controller uses."""
+    """The part of ``pycontroller.workqueue.RateLimitingQueue`` a Controller uses.
+
+    Optional: a class attribute ``hands_out_after_shut_down = False`` declares
+    that ``get`` returns ``(None, True)`` at once after ``shut_down`` (as
+    ``PriorityQueue``); a queue without it is taken to hand out queued items
+    after ``shut_down``, as client-go's do.
+    """
 
     def get(self, timeout: float | None = None) -> tuple[Any, bool]: ...
 
@@ -217,6 +228,9 @@ class Controller:
         self._active_workers = ACTIVE_WORKERS.labels(controller=name)
         self._max_concurrent = MAX_CONCURRENT_RECONCILES.labels(controller=name)
         self._abandoned = RECONCILE_ABANDONED.labels(controller=name)
+        # False for a queue that hands out nothing after shut_down (PriorityQueue):
+        # then every key get() returns is synced (see the module docstring).
+        self._check_stopping_after_get = bool(getattr(queue, "hands_out_after_shut_down", True))
         self._started = False
         self._lock = threading.Lock()
         # Guards the three fields below; notified when a worker exits.
@@ -345,11 +359,12 @@ class Controller:
                 if shutdown:
                     return
                 with self._workers_cond:
-                    stopping = self._stopping
+                    stopping = self._stopping and self._check_stopping_after_get
                     if not stopping:
                         self._in_flight[me] = key
                 if stopping:
-                    # Handed out after stop: release it unsynced (no forget, its backoff stays).
+                    # Possibly handed out after the queue's shut_down (client-go queues
+                    # do): release it unsynced (no forget, its backoff stays).
                     logger.debug("Controller %s: stopping, key %r left unsynced", self.name, key)
                     self.queue.done(key)
                     return

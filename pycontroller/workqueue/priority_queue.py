@@ -20,7 +20,13 @@ Each item that needs processing has one entry, whatever the number of adds:
   its place in that order);
 - an entry that becomes ready while its item is being processed is *parked*:
   it is queued, behind the entries that became ready meanwhile, when ``done``
-  is called.
+  is called;
+- once shut down it hands out nothing, not even the ready entries:
+  ``get`` returns ``(None, True)`` at once (controller-runtime's priority
+  queue; client-go's queues hand out what was queued before ``shut_down``).
+  So an item that ``get`` returned was handed out before ``shut_down``, and a
+  consumer that stops by shutting the queue down needs no check of its own
+  between ``get`` and processing (see ``hands_out_after_shut_down``).
 
 State, all guarded by ``_lock`` (shared by ``_cond``, where getters and
 drainers wait, and ``_timer_cond``, where the timer thread waits). An entry is
@@ -57,7 +63,7 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.workqueue.metrics import (
@@ -99,8 +105,15 @@ class PriorityQueue:
     items behind a low-priority backlog). ``name`` labels the metrics (none
     when empty), with ``workqueue_depth`` by priority when the provider
     supports it. ``clock`` times the delays and the metrics.
-    ``shut_down`` discards the items still waiting for their delay.
+    ``shut_down`` discards the items still waiting for their delay, and from
+    then on ``get`` hands out nothing.
     """
+
+    #: ``get`` returns ``(None, True)`` at once after ``shut_down``, whatever is
+    #: still queued (``Queue.hands_out_after_shut_down`` is True). ``Controller``
+    #: reads it: from such a queue every key ``get`` returns was handed out
+    #: before the shutdown, so it is synced, never released unsynced.
+    hands_out_after_shut_down: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -306,9 +319,10 @@ class PriorityQueue:
     def get(self, timeout: float | None = None) -> tuple[Any, bool]:
         """Take the ready item of highest priority, blocking while there is none.
 
-        Same contract as ``Queue.get``: ``(item, False)``, then ``done(item)``;
-        ``(None, True)`` once shut down and nothing is ready; ``(None, False)``
-        when ``timeout`` (real seconds) expires.
+        ``(item, False)``, then ``done(item)``; ``(None, False)`` when
+        ``timeout`` (real seconds) expires. Unlike ``Queue.get``, returns
+        ``(None, True)`` as soon as the queue is shut down, even with items
+        still ready: nothing is handed out after ``shut_down``.
         """
         item, _, shutdown = self.get_with_priority(timeout)
         return item, shutdown
@@ -316,8 +330,10 @@ class PriorityQueue:
     def get_with_priority(self, timeout: float | None = None) -> tuple[Any, int, bool]:
         """``get``, also returning the item's priority (0 when nothing is returned)."""
         with self._lock:
+            if self._shutting_down:
+                return None, 0, True
             order = self._order
-            if not order and not self._shutting_down:
+            if not order:
                 deadline = None if timeout is None else time.monotonic() + timeout
                 while not order and not self._shutting_down:
                     if deadline is None:
@@ -331,7 +347,7 @@ class PriorityQueue:
                         self._cond.wait(remaining)
                     finally:
                         self._getters -= 1
-            if not order:
+            if self._shutting_down:
                 return None, 0, True
             ready = self._ready
             priorities = self._priority
@@ -351,8 +367,9 @@ class PriorityQueue:
     def done(self, item: Any) -> None:
         """Mark ``item`` as processed; queue it if it became ready meanwhile.
 
-        A parked item is queued even after ``shut_down`` (it was added before).
-        Ignored for an item that is not being processed.
+        Ignored for an item that is not being processed. After ``shut_down`` a
+        parked item is still queued (and counted by ``len``) but never handed
+        out.
         """
         with self._lock:
             processing = self._processing
@@ -372,19 +389,20 @@ class PriorityQueue:
     # -- shutdown ------------------------------------------------------------
 
     def shut_down(self) -> None:
-        """Stop accepting items and wake every blocked ``get``; returns at once.
+        """Stop accepting and handing out items, wake every blocked ``get``; returns at once.
 
-        Ready items are still handed out; items waiting for their delay are
-        discarded. Releases a pending ``shut_down_with_drain``. Idempotent.
+        Ready items stay queued but are never handed out (``get`` returns
+        ``(None, True)``); items waiting for their delay are discarded.
+        Releases a pending ``shut_down_with_drain``. Idempotent.
         """
         self._shut_down(drain=False)
 
     def shut_down_with_drain(self) -> None:
         """Shut down like ``shut_down``, then block until every handed-out item is done.
 
-        Workers must keep calling ``done`` (and may keep calling ``get`` to
-        finish the ready items), or this blocks forever. A concurrent
-        ``shut_down`` releases it early.
+        Only the items already handed out are waited for: the ready ones are
+        not handed out any more. Workers must call ``done`` for theirs, or this
+        blocks forever. A concurrent ``shut_down`` releases it early.
         """
         self._shut_down(drain=True)
         with self._lock:

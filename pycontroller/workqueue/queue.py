@@ -32,7 +32,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from typing import Any
+from typing import Any, ClassVar
 
 from pycontroller.clock import REAL_CLOCK, Clock
 from pycontroller.workqueue.metrics import (
@@ -57,6 +57,10 @@ class Queue:
     thread refreshes the unfinished-work gauges every
     ``unfinished_work_update_period`` clock seconds until ``shut_down``.
     """
+
+    #: ``get`` keeps handing out the items queued before ``shut_down`` (client-go).
+    #: ``PriorityQueue`` sets it False: it hands out nothing after ``shut_down``.
+    hands_out_after_shut_down: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -306,7 +306,8 @@ def test_nan_delay_is_refused() -> None:
 # -- shutdown ------------------------------------------------------------------
 
 
-def test_shutdown_hands_out_ready_items_then_reports_shutdown(clock: Any) -> None:
+def test_shutdown_hands_out_nothing_more(clock: Any) -> None:
+    """controller-runtime: once shut down, get reports shutdown at once, ready items or not."""
     q = PriorityQueue(clock=clock)
     q.add("a")
     q.add_with_opts("b", priority=1)
@@ -315,9 +316,9 @@ def test_shutdown_hands_out_ready_items_then_reports_shutdown(clock: Any) -> Non
     assert q.shutting_down()
     q.add("ignored")
     q.add_rate_limited("ignored")
-    assert q.get() == ("b", False)
-    assert q.get() == ("a", False)
     assert q.get() == (None, True)
+    assert q.get_with_priority(timeout=0) == (None, 0, True)
+    assert len(q) == 2  # still queued, never handed out
     assert q._num_waiting() == 0  # delayed items are discarded
     clock.step(5.0)
     assert q.get() == (None, True)
@@ -336,21 +337,21 @@ def test_shutdown_wakes_blocked_getters() -> None:
     assert results == [(None, True)] * 3
 
 
-def test_item_parked_before_shutdown_is_handed_out_after_done() -> None:
+def test_item_parked_before_shutdown_is_not_handed_out_after_done() -> None:
     q = PriorityQueue()
     q.add("x")
     q.get()
     q.add("x")
     q.shut_down()
     q.done("x")
-    assert q.get() == ("x", False)
-    q.done("x")
+    assert len(q) == 1
     assert q.get() == (None, True)
 
 
 def test_shut_down_with_drain_waits_for_processing_items(wait_until: WaitUntil) -> None:
     q = PriorityQueue()
     q.add("x")
+    q.add("y")  # ready, not handed out: not waited for
     q.get()
     drained = threading.Event()
 
@@ -630,3 +631,67 @@ def test_not_a_queue_subclass_but_same_protocol() -> None:
     for method in ("add_after", "add_rate_limited", "forget", "num_requeues"):
         assert callable(getattr(PriorityQueue, method))
         assert hasattr(RateLimitingQueue, method)
+
+
+def _key_at_stop(base: Any) -> type[Any]:
+    """``base`` where, the moment the Controller stops (its stopping flag set, the queue
+    not yet shut down), a key arrives and an idle worker takes it."""
+
+    class KeyAtStop(base):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.handed_out: list[Any] = []
+
+        def get(self, timeout: float | None = None) -> tuple[Any, bool]:
+            item, shutdown = super().get(timeout)
+            if not shutdown:
+                self.handed_out.append(item)
+            return item, shutdown
+
+        def shut_down(self) -> None:
+            if not self.shutting_down():
+                self.add("ns/at-stop")
+                deadline = time.monotonic() + 5
+                while "ns/at-stop" not in self.handed_out and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                assert "ns/at-stop" in self.handed_out
+            super().shut_down()
+
+    KeyAtStop.__name__ = f"{base.__name__}KeyAtStop"
+    return KeyAtStop
+
+
+@pytest.mark.parametrize(
+    ("queue_class", "synced_at_stop"),
+    [(_key_at_stop(PriorityQueue), True), (_key_at_stop(RateLimitingQueue), False)],
+)
+def test_controller_key_handed_out_at_the_moment_of_stop(
+    queue_class: type[Any], synced_at_stop: bool, wait_until: WaitUntil
+) -> None:
+    """The race of a key added just as the Controller stops. A PriorityQueue hands out
+    nothing after shut_down, so a key it handed out came before the cut and is synced:
+    no key is ever released unsynced. A client-go queue keeps handing out after
+    shut_down, so the Controller checks its stopping flag after get and releases such a
+    key unsynced (acceptable: the next leader rebuilds it)."""
+    q = queue_class()
+    synced: list[str] = []
+
+    def sync(key: str) -> None:
+        synced.append(key)
+
+    ctrl = Controller(f"key-at-stop-{queue_class.__name__}", q, sync)
+    stop = threading.Event()
+    returned: list[bool] = []
+    t = threading.Thread(target=lambda: returned.append(ctrl.run(1, stop)))
+    t.start()
+    q.add("ns/first")
+    wait_until(lambda: synced == ["ns/first"])
+    stop.set()
+    t.join(10)
+    assert not t.is_alive()
+    assert returned == [True]
+    assert q.handed_out == ["ns/first", "ns/at-stop"]
+    if synced_at_stop:
+        assert synced == q.handed_out  # every key handed out was synced
+    else:
+        assert synced == ["ns/first"]  # released unsynced
