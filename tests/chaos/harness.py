@@ -367,6 +367,27 @@ class MutationGenerator:
     def take(self, n: int) -> list[Mutation]:
         return [self.next() for _ in range(n)]
 
+    def final_pass(self) -> list[Mutation]:
+        """One in-place update (weights, backends, ports) of every existing Balancer,
+        in a seeded order: the final state of each is then an update applied to
+        children that most likely exist, so a controller that leaves an obsolete
+        backend Service or a stale field behind is caught (a stream that ends in
+        deletes and re-creates would hide it)."""
+        targets = sorted(self.model)
+        self.rng.shuffle(targets)
+        out = []
+        for target in targets:
+            ops = [
+                o for o in self._possible(self.model[target]) if o not in (OP_DELETE, OP_RECREATE)
+            ]
+            op = self.rng.choices(ops, weights=[UPDATE_WEIGHTS[o] for o in ops])[0]
+            spec = self._apply(op, self.model[target])
+            assert spec is not None
+            self.model[target] = spec
+            self.counts[op] += 1
+            out.append(Mutation(op, target[0], target[1], copy.deepcopy(spec)))
+        return out
+
 
 def balancer_object(namespace: str, name: str, spec: Obj) -> Obj:
     return {
@@ -1291,6 +1312,9 @@ def run_convergence(
             mutation = generator.next(force=OP_RECREATE if i in forced else None)
             cluster.apply(mutation)
             time.sleep(config.pace)  # pacing only: spreads the faults over the work
+        for mutation in generator.final_pass():
+            cluster.apply(mutation)
+            time.sleep(config.pace)
         mutation_phase = time.monotonic() - t_mut
         # Let the controller run into the failures still queued (bounded), then stop faults.
         injector.drain(timeout=10)
@@ -1311,7 +1335,7 @@ def run_convergence(
             rc = controller.stop(timeout=30)
         return ChaosReport(
             seed=config.seed,
-            mutations=config.mutations,
+            mutations=sum(generator.counts.values()),
             balancers=len(generator.pool),
             mutations_by_kind=dict(generator.counts),
             faults_by_kind=dict(injector.counts),
