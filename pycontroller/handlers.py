@@ -16,6 +16,15 @@ The usual wiring (sample-controller / controller-runtime)::
   both owners are enqueued; so is an update whose ``metadata.uid`` changed
   (the child was re-created: its old owner lost a child, its new one gained
   one).
+- Priorities (controller-runtime's handlers): on a queue with
+  ``add_with_opts`` (``pycontroller.workqueue.PriorityQueue``) both helpers
+  add the keys of the informer's initial list (``on_add`` with
+  ``is_in_initial_list``) and of updates that changed nothing (same
+  resourceVersion: resyncs, unchanged relists) at ``LOW_PRIORITY``, and every
+  real change (a watched add, an update with a new resourceVersion or a new
+  uid, a delete) at priority 0, so that a change is reconciled before the
+  backlog of a restart or a resync. On any other queue they call ``add``. See
+  ``pycontroller.workqueue.priority_handlers``.
 - Update predicates ``(old, new) -> bool`` decide whether an update matters:
   ``generation_changed`` (spec changes; status writes don't bump it),
   ``resource_version_changed`` (anything but a resync), ``labels_changed``,
@@ -41,6 +50,7 @@ from typing import Any, Protocol
 
 from .cache.shared_informer import ResourceEventHandler
 from .cache.store import DeletedFinalStateUnknown, deletion_handling_meta_namespace_key_func
+from .workqueue.priority_handlers import add_for_create, add_for_update
 
 __all__ = [
     "UpdatePredicate",
@@ -79,31 +89,40 @@ def _meta(obj: Any) -> dict[str, Any]:
 
 
 class _EnqueueKey:
-    """Adds ``deletion_handling_meta_namespace_key_func(obj)`` for every event."""
+    """Adds ``deletion_handling_meta_namespace_key_func(obj)`` for every event.
+
+    Initial-list adds and resyncs at ``LOW_PRIORITY`` on a priority queue.
+    """
 
     def __init__(self, queue: _Adder) -> None:
         self.queue = queue
 
-    def _add(self, obj: Any) -> None:
+    @staticmethod
+    def _key(obj: Any) -> str | None:
         try:
-            key = deletion_handling_meta_namespace_key_func(obj)
+            return deletion_handling_meta_namespace_key_func(obj)
         except Exception as err:  # an object without metadata cannot be keyed
             logger.warning("cannot compute a queue key: %s", err)
-            return
-        self.queue.add(key)
+            return None
 
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        self._add(obj)
+        if (key := self._key(obj)) is not None:
+            add_for_create(self.queue, key, is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
-        self._add(new)
+        if (key := self._key(new)) is not None:
+            add_for_update(self.queue, key, old, new)
 
     def on_delete(self, obj: Any) -> None:
-        self._add(obj)
+        if (key := self._key(obj)) is not None:
+            self.queue.add(key)
 
 
 def enqueue_key(queue: _Adder) -> ResourceEventHandler:
-    """A handler that enqueues each event's ``"ns/name"`` key (tombstones unwrapped)."""
+    """A handler that enqueues each event's ``"ns/name"`` key (tombstones unwrapped).
+
+    On a priority queue, initial-list adds and resyncs go in at ``LOW_PRIORITY``.
+    """
     return _EnqueueKey(queue)
 
 
@@ -147,33 +166,32 @@ class _EnqueueOwner:
     def _key(self, obj: Any) -> str | None:
         return controller_owner_key(obj, self.owner_kind, self.owner_group)
 
-    def _add(self, obj: Any) -> None:
-        key = self._key(obj)
-        if key is not None:
-            self.queue.add(key)
-
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        self._add(obj)
+        if (key := self._key(obj)) is not None:
+            add_for_create(self.queue, key, is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
         # Both owners: the controller owner changed, or the child was re-created
         # (uid changed) under another owner. The queue collapses equal keys.
+        # Both at the update's priority (low only for a resync).
         new_key = self._key(new)
         old_key = self._key(old)
         if new_key is not None:
-            self.queue.add(new_key)
+            add_for_update(self.queue, new_key, old, new)
         if old_key is not None and old_key != new_key:
-            self.queue.add(old_key)
+            add_for_update(self.queue, old_key, old, new)
 
     def on_delete(self, obj: Any) -> None:
-        self._add(obj)
+        if (key := self._key(obj)) is not None:
+            self.queue.add(key)
 
 
 def enqueue_owner(queue: _Adder, owner_kind: str, owner_group: str) -> ResourceEventHandler:
     """A handler that maps a child's events to its controller owner's key.
 
     ``owner_group`` is the API group of the owner's ``apiVersion`` (``""``
-    for core, e.g. ``"apps"`` for Deployments); the version is ignored.
+    for core, e.g. ``"apps"`` for Deployments); the version is ignored. On a
+    priority queue, initial-list adds and resyncs go in at ``LOW_PRIORITY``.
     """
     return _EnqueueOwner(queue, owner_kind, owner_group)
 

@@ -190,3 +190,94 @@ def test_enqueue_owner_enqueues_both_owners_of_a_recreated_child() -> None:
     # Re-created without a Balancer owner: the old owner still hears of it.
     h.on_update(recreated("a", "u3", owner="lb2"), recreated("a", "u4", owner=None))
     assert q.items == ["ns/lb2", "ns/lb1", "ns/lb2", "ns/lb2"]
+
+
+# --------------------------------------------------------------------------- priorities
+
+
+class FakePriorityQueue:
+    """Records ``(item, priority)`` for every add; ``add`` is priority 0."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[Any, int]] = []
+
+    def add(self, item: Any) -> None:
+        self.items.append((item, 0))
+
+    def add_with_opts(
+        self, item: Any, *, after: float = 0.0, rate_limited: bool = False, priority: int = 0
+    ) -> None:
+        assert (after, rate_limited) == (0.0, False)
+        self.items.append((item, priority))
+
+
+def test_enqueue_key_priorities_on_a_priority_queue() -> None:
+    from pycontroller.workqueue import LOW_PRIORITY
+
+    q = FakePriorityQueue()
+    h = enqueue_key(q)
+    h.on_add(recreated("listed", "u1"), True)  # initial list: low
+    h.on_add(recreated("created", "u2"), False)  # a watched create: a change
+    h.on_update(recreated("a", "u3"), recreated("a", "u3"))  # resync: low
+    h.on_update(recreated("a", "u3"), child("a", uid="u3", resourceVersion="9"))
+    h.on_delete(child("gone"))
+    h.on_delete(DeletedFinalStateUnknown("ns/tomb", None))  # tombstones: a change
+    h.on_add({"no": "metadata"}, False)  # cannot be keyed: dropped
+    assert q.items == [
+        ("ns/listed", LOW_PRIORITY),
+        ("ns/created", 0),
+        ("ns/a", LOW_PRIORITY),
+        ("ns/a", 0),
+        ("ns/gone", 0),
+        ("ns/tomb", 0),
+    ]
+
+
+def test_enqueue_owner_priorities_on_a_priority_queue() -> None:
+    from pycontroller.workqueue import LOW_PRIORITY
+
+    q = FakePriorityQueue()
+    h = enqueue_owner(q, "Balancer", "exposer.hliangzhao.io")
+    h.on_add(recreated("a", "u1", owner="lb"), True)
+    h.on_add(recreated("b", "u2", owner="lb"), False)
+    h.on_add(recreated("c", "u3", owner=None), True)  # no owner: nothing
+    h.on_update(recreated("a", "u1", owner="lb"), recreated("a", "u1", owner="lb"))  # resync
+    # Owner changed: both owners, at priority 0.
+    moved = child("a", owner="new", uid="u1", resourceVersion="7")
+    h.on_update(recreated("a", "u1", owner="old"), moved)
+    h.on_delete(DeletedFinalStateUnknown("ns/a", recreated("a", "u1", owner="gone")))
+    assert q.items == [
+        ("ns/lb", LOW_PRIORITY),
+        ("ns/lb", 0),
+        ("ns/lb", LOW_PRIORITY),
+        ("ns/new", 0),
+        ("ns/old", 0),
+        ("ns/gone", 0),
+    ]
+
+
+def test_recreated_objects_are_changes_on_a_priority_queue() -> None:
+    """A uid-changing update passes every predicate and goes in at priority 0 (both owners)."""
+    q = FakePriorityQueue()
+    keys = predicate_handler(enqueue_key(q), generation_changed)
+    owners = predicate_handler(
+        enqueue_owner(q, "Balancer", "exposer.hliangzhao.io"), generation_changed
+    )
+    # Same name, generation and (as a worst case) resourceVersion: only the uid differs.
+    old, new = recreated("a", "u1", owner="lb1"), recreated("a", "u2", owner="lb2")
+    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+    keys.on_update(old, new)
+    owners.on_update(old, new)
+    assert q.items == [("ns/a", 0), ("ns/lb2", 0), ("ns/lb1", 0)]
+
+
+def test_enqueue_key_on_a_real_priority_queue_hands_out_changes_first() -> None:
+    from pycontroller.workqueue import PriorityQueue
+
+    q = PriorityQueue()
+    h = enqueue_key(q)
+    for i in range(3):
+        h.on_add(recreated(f"listed-{i}", f"u{i}"), True)
+    h.on_update(recreated("listed-2", "u2"), child("listed-2", uid="u2", resourceVersion="x"))
+    assert [q.get()[0] for _ in range(3)] == ["ns/listed-2", "ns/listed-0", "ns/listed-1"]
+    q.shut_down()

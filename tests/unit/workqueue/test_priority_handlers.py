@@ -10,13 +10,13 @@ from support.fakes import FakeWatch, obj, page
 
 from pycontroller.cache import DeletedFinalStateUnknown, ListWatch, SharedIndexInformer
 from pycontroller.clock import FakeClock
+from pycontroller.handlers import enqueue_key
 from pycontroller.testing.wait import wait_for
 from pycontroller.workqueue import LOW_PRIORITY, PriorityQueue, Queue
 from pycontroller.workqueue.priority_handlers import (
     add_for_create,
     add_for_update,
     create_priority,
-    enqueue_key_with_priority,
     update_priority,
 )
 
@@ -43,6 +43,11 @@ def test_priorities() -> None:
     assert update_priority(a1, a2) == 0
     assert update_priority({}, {}) == 0  # no resourceVersion: counts as changed
     assert update_priority(DeletedFinalStateUnknown("ns/a", a1), a1) == LOW_PRIORITY
+    # Re-created (new uid): a real change whatever the resourceVersion says.
+    u1 = {"metadata": {**a1["metadata"], "uid": "u1"}}
+    u2 = {"metadata": {**a1["metadata"], "uid": "u2"}}
+    assert update_priority(u1, u2) == 0
+    assert update_priority(u1, {"metadata": dict(u1["metadata"])}) == LOW_PRIORITY
 
 
 def test_plain_queue_gets_plain_adds() -> None:
@@ -55,7 +60,7 @@ def test_plain_queue_gets_plain_adds() -> None:
 
 def test_handler_priorities_per_event() -> None:
     q = _RecordingPriorityQueue()
-    h = enqueue_key_with_priority(q)
+    h = enqueue_key(q)
     h.on_add(obj("listed", 1), True)
     h.on_add(obj("created", 2), False)
     h.on_update(obj("a", 3), obj("a", 3))
@@ -93,7 +98,7 @@ def test_informer_live_change_overtakes_the_initial_list_and_resyncs() -> None:
         inf = SharedIndexInformer(
             ListWatch(lambda **opts: listing, watch), resync_period=10, clock=clock
         )
-        inf.add_event_handler(enqueue_key_with_priority(q))
+        inf.add_event_handler(enqueue_key(q))
         inf.start(stop)
         wait_for(lambda: len(q) == 50, what="initial list queued")
         wait_for(lambda: bool(watches), what="watch started")
