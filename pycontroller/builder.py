@@ -21,8 +21,10 @@
 - Predicates (``pycontroller.predicates``): per watch, plus
   ``with_event_filter`` ones for every watch; an event passes iff all pass;
   an update whose uid changed always passes.
-- ``complete(reconcile)`` makes the queue (named after the controller: the
-  ``name`` label of the workqueue metrics), registers the event handlers on
+- ``complete(reconcile)`` makes the queue, a ``PriorityQueue`` as
+  controller-runtime 0.23 does by default (named after the controller: the
+  ``name`` label of the workqueue metrics; ``with_options(rate_limiter=)`` is
+  its rate limiter, else its default per-item exponential backoff), registers the event handlers on
   the Manager's shared informers, adds the controller to the Manager (it
   runs while leading) and returns the ``pycontroller.Controller``.
   ``reconcile(Request)`` returns a ``Result``, ``None``, or raises to be
@@ -49,7 +51,7 @@ from pycontroller.controller import Controller, Result
 from pycontroller.handlers import enqueue_key
 from pycontroller.predicates import Predicate, filter_handler
 from pycontroller.request import Request
-from pycontroller.workqueue import RateLimitingQueue
+from pycontroller.workqueue import PriorityQueue
 from pycontroller.workqueue.rate_limiters import RateLimiter
 
 if TYPE_CHECKING:
@@ -104,7 +106,7 @@ class _OwnerKind:
 class _EnqueueOwner:
     """Maps a child's events to its controller owner's key (group + kind of the ``for_``)."""
 
-    def __init__(self, queue: RateLimitingQueue, group: str, kind: _OwnerKind) -> None:
+    def __init__(self, queue: PriorityQueue, group: str, kind: _OwnerKind) -> None:
         self.queue = queue
         self.group = group
         self.kind = kind
@@ -143,7 +145,7 @@ class _EnqueueOwner:
 class _EnqueueMapped:
     """Enqueues the requests ``map_fn`` returns for an event's object(s)."""
 
-    def __init__(self, queue: RateLimitingQueue, map_fn: MapFunc) -> None:
+    def __init__(self, queue: PriorityQueue, map_fn: MapFunc) -> None:
         self.queue = queue
         self.map_fn = map_fn
 
@@ -280,7 +282,7 @@ class Builder:
         self._manager._claim_controller_name(self._name)
         self._completed = True
         mgr = self._manager
-        queue = RateLimitingQueue(self._rate_limiter, name=self._name)
+        queue = PriorityQueue(self._name, self._rate_limiter)
         informers: dict[str, SharedIndexInformer] = {}
 
         def informer(w: _Watch) -> SharedIndexInformer:

@@ -179,7 +179,9 @@ def test_cli_converges_serves_metrics_and_stops_on_sigterm(
 
         code, body = http_get(f"http://127.0.0.1:{metrics_port}/metrics")
         assert code == 200
-        assert 'workqueue_depth{name="balancer"}' in body
+        # The Builder's queue is a PriorityQueue: its depth is by priority
+        # (workqueue_depth{name="balancer",priority="0"}), no plain {name=...} series.
+        assert re.search(r'workqueue_depth\{name="balancer",priority="-?\d+"\} \d', body), body
         assert "controller_runtime_reconcile_total" in body
         assert re.search(
             r'controller_runtime_reconcile_total\{controller="balancer",result="success"\} [1-9]',

@@ -11,7 +11,7 @@ import pytest
 from pycontroller import Builder, Controller, Manager, Request, ResourceClient
 from pycontroller.predicates import Funcs, GenerationChanged, LabelsChanged
 from pycontroller.testing import APIServer, wait_for
-from pycontroller.workqueue import ItemExponentialFailureRateLimiter
+from pycontroller.workqueue import ItemExponentialFailureRateLimiter, PriorityQueue
 
 CONFIGMAPS = ("", "v1", "configmaps")
 SECRETS = ("", "v1", "secrets")
@@ -224,3 +224,23 @@ def test_builder_misuse_is_reported(apiserver: APIServer) -> None:
     with pytest.raises(ValueError, match="once"):
         mgr.controller("twice").for_(*CONFIGMAPS).for_(*SECRETS)
     GenerationChanged()  # predicates compose with the builder (imported for the contract)
+
+
+def test_the_queue_is_a_priority_queue_with_the_given_rate_limiter(apiserver: APIServer) -> None:
+    """controller-runtime 0.23's default queue; with_options(rate_limiter=) is its limiter."""
+    mgr = Manager(apiserver.api_client())
+    limiter = ItemExponentialFailureRateLimiter(0.01, 0.05)
+    ctrl = (
+        mgr.controller("builder-it-queue")
+        .for_(*CONFIGMAPS)
+        .with_options(rate_limiter=limiter)
+        .complete(lambda r: None)
+    )
+    assert isinstance(ctrl.queue, PriorityQueue)
+    assert ctrl.queue.rate_limiter is limiter
+    assert ctrl.queue.name == "builder-it-queue"
+    default = mgr.controller("builder-it-default").for_(*SECRETS).complete(lambda r: None)
+    assert isinstance(default.queue, PriorityQueue)
+    assert isinstance(default.queue.rate_limiter, ItemExponentialFailureRateLimiter)
+    for c in (ctrl, default):
+        c.queue.shut_down()

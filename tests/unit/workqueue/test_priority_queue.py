@@ -695,3 +695,42 @@ def test_controller_key_handed_out_at_the_moment_of_stop(
         assert synced == q.handed_out  # every key handed out was synced
     else:
         assert synced == ["ns/first"]  # released unsynced
+
+
+def test_controller_stop_syncs_no_new_keys_and_leaves_the_backlog_queued(
+    wait_until: WaitUntil,
+) -> None:
+    """The Controller's graceful shutdown on a PriorityQueue: in-flight syncs finish,
+    nothing else is taken, the backlog stays queued and is never handed out."""
+    q = PriorityQueue()
+    release = threading.Event()
+    lock = threading.Lock()
+    started: list[str] = []
+    finished: list[str] = []
+
+    def sync(key: str) -> None:
+        with lock:
+            started.append(key)
+        release.wait(30)
+        with lock:
+            finished.append(key)
+
+    keys = [f"ns/k{i:03d}" for i in range(100)]
+    for k in keys:
+        q.add_with_opts(k, priority=LOW_PRIORITY)
+    ctrl = Controller("priority-queue-stop", q, sync)
+    stop = threading.Event()
+    returned: list[bool] = []
+    t = threading.Thread(target=lambda: returned.append(ctrl.run(3, stop)))
+    t.start()
+    wait_until(lambda: len(started) == 3, msg="three syncs in flight")
+    stop.set()
+    wait_until(q.shutting_down, msg="run to shut the queue down")
+    q.add("ns/after-stop")  # ignored
+    release.set()
+    t.join(10)
+    assert not t.is_alive()
+    assert returned == [True]
+    assert sorted(finished) == sorted(started) == keys[:3]
+    assert len(q) == 97
+    assert q.get() == (None, True)
