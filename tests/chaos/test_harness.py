@@ -48,6 +48,19 @@ def test_mutations_are_deterministic_valid_and_cover_every_kind() -> None:
             assert not validate(balancer_object(m.namespace, m.name, m.spec)), m
 
 
+def test_the_final_pass_updates_every_balancer_in_place() -> None:
+    gen = MutationGenerator(3, 50)
+    gen.take(300)
+    before = dict(gen.model)
+    final = gen.final_pass()
+    assert sorted((m.namespace, m.name) for m in final) == sorted(before)
+    assert all(m.op not in (OP_CREATE, OP_DELETE, OP_RECREATE) for m in final)
+    assert all(m.spec != before[(m.namespace, m.name)] for m in final)
+    again = MutationGenerator(3, 50)
+    again.take(300)
+    assert again.final_pass() == final
+
+
 def test_fault_plans_meet_the_minimums_and_scale() -> None:
     counts = FaultPlan.build(ChaosConfig(seed=1)).counts()
     assert counts[FAULT_WATCH_DROP] >= 10 and counts[FAULT_COMPACTION] >= 3
