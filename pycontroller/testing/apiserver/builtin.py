@@ -22,7 +22,9 @@ import copy
 import threading
 from typing import Any
 
+from pycontroller.testing.apiserver import defaults as defaults_mod
 from pycontroller.testing.apiserver import kinds as _kinds
+from pycontroller.testing.apiserver import validation as validation_mod
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
 __all__ = ["BUILTIN_TYPES", "MAX_SECRET_SIZE", "Defaulter", "builtin_types", "tracks_generation"]
@@ -118,6 +120,10 @@ def _default_pod_spec(spec: dict[str, Any]) -> None:
                 s.setdefault("defaultMode", 420)
 
 
+# Kinds defaulted by the functions above rather than by defaults.py.
+_OWN_DEFAULTS = frozenset({("", "Service"), ("apps", "Deployment"), ("", "Pod"), ("", "Namespace")})
+
+
 class Defaulter:
     """Per-kind defaulting; owns the Service IP / node-port allocators.
 
@@ -182,7 +188,12 @@ class Defaulter:
                 labels = {}
                 obj["metadata"]["labels"] = labels
             labels["kubernetes.io/metadata.name"] = name
-        elif key == ("", "Secret"):
+        elif key not in _OWN_DEFAULTS:
+            # Every other kind: its types' defaults, found through its
+            # definition (defaults.py), then its strategy's.
+            defaults_mod.apply(rt, obj)
+            defaults_mod.strategy_defaults(rt, obj, old)
+        if key == ("", "Secret"):
             obj.setdefault("type", "Opaque")
             # Convert_v1_Secret_To_core_Secret: stringData is write-only, merged
             # into data (base64) and never stored.
@@ -275,9 +286,11 @@ def _cause(field: str, message: str, reason: str = "FieldValueInvalid") -> dict[
 def validate(
     rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
-    """The few per-kind rules kube enforces that controllers commonly trip over:
+    """The per-kind rules kube enforces that controllers commonly trip over:
     a Deployment's selector is required, must match its template's labels and
-    is immutable; a Service's allocated cluster IP may not change once set."""
+    is immutable; ConfigMap and Secret size; a Service's allocated cluster IP
+    may not change once set; pod specs, ports, selectors of the other
+    workloads and Job immutability (``validation.py``)."""
     if rt.is_crd:
         return []
     key = (rt.group, rt.kind)
@@ -315,13 +328,14 @@ def validate(
     elif key == ("", "Secret"):
         if _bytes_size(obj.get("data"), binary=True) > MAX_SECRET_SIZE:
             causes.append(_too_long("data", MAX_SECRET_SIZE))
-    elif key == ("", "Service") and old is not None:
+    if key == ("", "Service") and old is not None:
         new_ip = (obj.get("spec") or {}).get("clusterIP")
         old_ip = (old.get("spec") or {}).get("clusterIP")
         if old_ip and new_ip and new_ip != old_ip:
             causes.append(
                 _cause("spec.clusterIPs[0]", f'Invalid value: "{new_ip}": may not change once set')
             )
+    causes.extend(validation_mod.causes(rt, obj, old))
     return causes
 
 

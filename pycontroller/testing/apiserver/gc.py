@@ -26,7 +26,7 @@ import logging
 import threading
 from typing import Any
 
-from pycontroller.testing.apiserver.rest import FOREGROUND, ORPHAN, REST
+from pycontroller.testing.apiserver.rest import FOREGROUND, ORPHAN, REST, now_rfc3339
 from pycontroller.testing.apiserver.storage import Event
 
 __all__ = ["GarbageCollector"]
@@ -39,6 +39,59 @@ NS_RKEY = ("", "namespaces")
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     m = obj.get("metadata")
     return m if isinstance(m, dict) else {}
+
+
+def _deletion_conditions(
+    remaining: dict[str, int], finalizers: dict[str, int]
+) -> list[dict[str, str]]:
+    """The conditions kube's namespace deleter reports (``deletion/status_condition_utils.go``)."""
+
+    def cond(ctype: str, status: str, reason: str, message: str) -> dict[str, str]:
+        return {"type": ctype, "status": status, "reason": reason, "message": message}
+
+    out = [
+        cond("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered",
+             "All resources successfully discovered"),
+        cond("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions",
+             "All legacy kube types successfully parsed"),
+        cond("NamespaceDeletionContentFailure", "False", "ContentDeleted",
+             "All content successfully deleted, may be waiting on finalization"),
+    ]  # fmt: skip
+    if remaining:
+        parts = ", ".join(f"{r} has {n} resource instances" for r, n in sorted(remaining.items()))
+        out.append(cond("NamespaceContentRemaining", "True", "SomeResourcesRemain",
+                        f"Some resources are remaining: {parts}"))  # fmt: skip
+    else:
+        out.append(cond("NamespaceContentRemaining", "False", "ContentRemoved",
+                        "All content successfully removed"))  # fmt: skip
+    if finalizers:
+        parts = ", ".join(f"{f} in {n} resource instances" for f, n in sorted(finalizers.items()))
+        message = f"Some content in the namespace has finalizers remaining: {parts}"
+        out.append(cond("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", message))
+    else:
+        out.append(cond("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers",
+                        "All content-preserving finalizers finished"))  # fmt: skip
+    return out
+
+
+def _with_conditions(status: dict[str, Any], conditions: list[dict[str, str]]) -> dict[str, Any]:
+    """``status`` with ``conditions`` set; a condition keeps its
+    ``lastTransitionTime`` while its status is unchanged."""
+    old = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+    merged = []
+    for c in conditions:
+        prev = old.get(c["type"])
+        if prev is not None and all(prev.get(k) == c[k] for k in c):
+            merged.append(prev)
+            continue
+        ts = (
+            prev["lastTransitionTime"]
+            if prev is not None and prev.get("status") == c["status"]
+            else now_rfc3339()
+        )
+        merged.append({"type": c["type"], "status": c["status"], "lastTransitionTime": ts,
+                       "reason": c["reason"], "message": c["message"]})  # fmt: skip
+    return {**status, "conditions": merged}
 
 
 class GarbageCollector:
@@ -186,33 +239,52 @@ class GarbageCollector:
         return 0
 
     def _namespace(self, nsobj: dict[str, Any]) -> int:
+        """kube's namespace deleter: delete the content (objects with
+        finalizers stay, terminating, until their finalizers are removed),
+        report progress in ``status.conditions``, then clear the ``kubernetes``
+        finalizer and remove the namespace."""
         rest = self.rest
         storage = rest.storage
         ns = _meta(nsobj).get("name") or ""
         writes = 0
-        remaining = 0
+        remaining: dict[str, int] = {}
+        finalizers: dict[str, int] = {}
         for rk in storage.resource_keys():
             rt = rest.type_for(rk)
             if rt is None or not rt.namespaced:
                 continue
             for obj in storage.items(rk, ns):
-                remaining += 1
                 if not _meta(obj).get("deletionTimestamp"):
-                    rest.delete_locked(rt, obj, "Background")
+                    obj = rest.delete_locked(rt, obj, "Background")
                     writes += 1
-        if remaining == 0 or storage.count_in_namespace(ns) == 0:
-            ns_rt = rest.type_for(NS_RKEY)
-            cur = storage.get(NS_RKEY, "", ns)
-            if ns_rt is None or cur is None:
-                return writes
-            if (cur.get("spec") or {}).get("finalizers"):
+                if self._current(rk, obj) is None:
+                    continue  # deleted at once (no finalizers)
+                resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+                remaining[resource] = remaining.get(resource, 0) + 1
+                for fin in _meta(obj).get("finalizers") or []:
+                    finalizers[str(fin)] = finalizers.get(str(fin), 0) + 1
+        ns_rt = rest.type_for(NS_RKEY)
+        cur = storage.get(NS_RKEY, "", ns)
+        if ns_rt is None or cur is None:
+            return writes
+        if remaining:
+            conditions = _deletion_conditions(remaining, finalizers)
+            new_status = _with_conditions(cur.get("status") or {}, conditions)
+            if new_status != cur.get("status"):
                 new = copy.deepcopy(cur)
-                new["spec"]["finalizers"] = []
-                cur = rest.replace_locked(ns_rt, cur, new)
+                new["status"] = new_status
+                rest.replace_locked(ns_rt, cur, new)
                 writes += 1
-            if not _meta(cur).get("finalizers"):
-                rest._remove_locked(ns_rt, copy.deepcopy(cur))
-                writes += 1
+            return writes
+        if (cur.get("spec") or {}).get("finalizers"):
+            new = copy.deepcopy(cur)
+            new["spec"].pop("finalizers", None)
+            new["status"] = _with_conditions(cur.get("status") or {}, _deletion_conditions({}, {}))
+            cur = rest.replace_locked(ns_rt, cur, new)
+            writes += 1
+        if not _meta(cur).get("finalizers"):
+            rest._remove_locked(ns_rt, copy.deepcopy(cur))
+            writes += 1
         return writes
 
     def _dependent(self, rk: tuple[str, str], obj: dict[str, Any]) -> int:

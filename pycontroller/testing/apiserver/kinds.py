@@ -171,7 +171,7 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
         ("Duration", "@job_duration", "string", 0), _AGE, *_CONTAINERS, _SELECTOR,
     ]),
     _k("batch/v1", "cronjobs", "CronJob", short=("cj",), categories=_ALL, subresources=_S,
-       name_rule="cronjob", columns=[
+       columns=[
         ("Schedule", "{.spec.schedule|}", "string", 0),
         ("Timezone", "{.spec.timeZone|<none>}", "string", 0),
         ("Suspend", "{.spec.suspend|False}", "boolean", 0),

@@ -547,10 +547,283 @@ def _event_cells(obj: dict[str, Any], now: _Now) -> list[Any]:
     ]
 
 
+# --- columns declared in kinds.py ------------------------------------------------
+
+_TEMPLATE_FIELD = re.compile(r"\{(\.[^|}]*)\|([^}]*)\}")
+
+
+def _join(values: list[str]) -> str:
+    return ",".join(values) if values else "<none>"
+
+
+def _pod_template_spec(obj: dict[str, Any]) -> dict[str, Any]:
+    spec = _spec(obj)
+    tmpl = obj.get("template") if "template" in obj else spec.get("template")
+    return ((tmpl or {}).get("spec") or {}) if isinstance(tmpl, dict) else {}
+
+
+def _names(containers: Any, key: str) -> str:
+    return ",".join(str(c.get(key, "")) for c in containers or [] if isinstance(c, dict))
+
+
+def _labels_text(labels: Any) -> str:
+    if not isinstance(labels, dict) or not labels:
+        return "<none>"
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _job_status(obj: dict[str, Any]) -> str:
+    """kube 1.32 ``printJob``'s STATUS."""
+    conds = {c.get("type"): c.get("status") for c in _status(obj).get("conditions") or []}
+    for ctype, text in (
+        ("Failed", "Failed"),
+        ("Complete", "Complete"),
+        ("SuccessCriteriaMet", "SuccessCriteriaMet"),
+        ("FailureTarget", "FailureTarget"),
+        ("Suspended", "Suspended"),
+    ):
+        if conds.get(ctype) == "True":
+            return text
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return "Terminating"
+    return "Running"
+
+
+def _job_completions(obj: dict[str, Any]) -> str:
+    spec = _spec(obj)
+    succeeded = _status(obj).get("succeeded", 0)
+    completions = spec.get("completions")
+    if completions is not None:
+        return f"{succeeded}/{completions}"
+    parallelism = spec.get("parallelism", 0)
+    return (
+        f"{succeeded}/1 of {parallelism}" if parallelism and parallelism > 1 else f"{succeeded}/1"
+    )
+
+
+def _job_duration(obj: dict[str, Any], now: _Now) -> str:
+    st = _status(obj)
+    start = _parse_time(st["startTime"]) if isinstance(st.get("startTime"), str) else None
+    if start is None:
+        return ""
+    end_ts = st.get("completionTime")
+    end = _parse_time(end_ts) if isinstance(end_ts, str) else now
+    return human_duration(((end or now) - start).total_seconds())
+
+
+def _cronjob_template(obj: dict[str, Any]) -> dict[str, Any]:
+    jt = _spec(obj).get("jobTemplate") or {}
+    return jt.get("spec") or {} if isinstance(jt, dict) else {}
+
+
+def _ingress_hosts(obj: dict[str, Any]) -> str:
+    hosts = [str(r.get("host")) for r in _spec(obj).get("rules") or [] if r.get("host")]
+    return ",".join(hosts) if hosts else "*"
+
+
+def _lb_addresses(obj: dict[str, Any]) -> str:
+    ingress = ((_status(obj).get("loadBalancer") or {}).get("ingress")) or []
+    return ",".join(str(i.get("ip") or i.get("hostname") or "") for i in ingress)
+
+
+def _hpa_targets(obj: dict[str, Any]) -> str:
+    metrics = _spec(obj).get("metrics") or []
+    if not metrics:
+        return "<none>"
+    parts = []
+    for m in metrics:
+        target = ((m.get(_lower_first(str(m.get("type", "")))) or {}).get("target")) or {}
+        if target.get("averageUtilization") is not None:
+            parts.append(f"<unknown>/{target['averageUtilization']}%")
+        else:
+            value = target.get("averageValue") or target.get("value") or ""
+            parts.append(f"<unknown>/{value}")
+    return ", ".join(parts)
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:]
+
+
+def _computed(name: str, obj: dict[str, Any], now: _Now) -> Any:
+    """The cells kinds.py names with ``@``: kube's printers, abridged."""
+    spec, status = _spec(obj), _status(obj)
+    meta = obj.get("metadata") or {}
+    if name == "age":
+        return _age(obj, now)
+    if name == "created":
+        return _created_at(obj, now)
+    if name == "containers":
+        return _names(_pod_template_spec(obj).get("containers"), "name")
+    if name == "images":
+        return _names(_pod_template_spec(obj).get("containers"), "image")
+    if name == "selector":
+        return _selector_text(spec.get("selector"))
+    if name == "template_containers":
+        return _names(((obj.get("template") or {}).get("spec") or {}).get("containers"), "name")
+    if name == "template_images":
+        return _names(((obj.get("template") or {}).get("spec") or {}).get("containers"), "image")
+    if name == "template_labels":
+        return _labels_text(((obj.get("template") or {}).get("metadata") or {}).get("labels"))
+    if name == "node_selector":
+        return _labels_text(_pod_template_spec(obj).get("nodeSelector"))
+    if name == "pod_selector":
+        return _selector_text(spec.get("podSelector")) if spec.get("podSelector") else "<none>"
+    if name == "controller_ref":
+        for ref in meta.get("ownerReferences") or []:
+            if ref.get("controller"):
+                group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+                kind = str(ref.get("kind", "")).lower() + (f".{group}" if group else "")
+                return f"{kind}/{ref.get('name', '')}"
+        return "<none>"
+    if name == "job_status":
+        return _job_status(obj)
+    if name == "job_completions":
+        return _job_completions(obj)
+    if name == "job_duration":
+        return _job_duration(obj, now)
+    if name == "cronjob_active":
+        return len(status.get("active") or [])
+    if name == "cronjob_last_schedule":
+        ts = status.get("lastScheduleTime")
+        return _since(ts, now) if ts else "<none>"
+    if name in ("cronjob_containers", "cronjob_images"):
+        pod = (_cronjob_template(obj).get("template") or {}).get("spec") or {}
+        return _names(pod.get("containers"), "name" if name.endswith("containers") else "image")
+    if name == "cronjob_selector":
+        return _selector_text(_cronjob_template(obj).get("selector"))
+    if name == "ingress_hosts":
+        return _ingress_hosts(obj)
+    if name == "ingress_address":
+        return _lb_addresses(obj)
+    if name == "ingress_ports":
+        return "80, 443" if spec.get("tls") else "80"
+    if name == "ingressclass_parameters":
+        params = spec.get("parameters")
+        if not isinstance(params, dict):
+            return "<none>"
+        group = f".{params['apiGroup']}" if params.get("apiGroup") else ""
+        return f"{params.get('kind', '')}{group}/{params.get('name', '')}"
+    if name == "endpoints":
+        addrs = [
+            f"{a.get('ip')}:{p.get('port')}" if p else str(a.get("ip"))
+            for sub in obj.get("subsets") or []
+            for a in sub.get("addresses") or []
+            for p in (sub.get("ports") or [None])
+        ]
+        return _join(addrs[:3]) + (f" + {len(addrs) - 3} more..." if len(addrs) > 3 else "")
+    if name == "slice_ports":
+        ports = [str(p.get("port")) for p in obj.get("ports") or [] if p.get("port") is not None]
+        return _join(ports) if obj.get("ports") is not None else "<unset>"
+    if name == "slice_endpoints":
+        addrs = [str(a) for e in obj.get("endpoints") or [] for a in e.get("addresses") or []]
+        if not addrs:
+            return "<unset>"
+        return ",".join(addrs[:3]) + (f" + {len(addrs) - 3} more..." if len(addrs) > 3 else "")
+    if name == "hpa_targets":
+        return _hpa_targets(obj)
+    if name in ("access_modes", "pvc_access_modes"):
+        src = status if name == "pvc_access_modes" else spec
+        return _access_modes(src.get("accessModes"))
+    if name == "pv_claim":
+        ref = spec.get("claimRef") or {}
+        return f"{ref.get('namespace')}/{ref.get('name')}" if ref else ""
+    if name == "pvc_status":
+        return "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "")
+    if name in ("quota_request", "quota_limit"):
+        hard, used = status.get("hard") or {}, status.get("used") or {}
+        limits = [k for k in sorted(hard) if (k.startswith("limits.")) == (name == "quota_limit")]
+        return ", ".join(f"{k}: {used.get(k, '0')}/{hard[k]}" for k in limits)
+    if name == "node_status":
+        conds: list[dict[str, Any]] = status.get("conditions") or []
+        ready: dict[str, Any] = next((c for c in conds if c.get("type") == "Ready"), {})
+        text = "Ready" if ready.get("status") == "True" else "NotReady"
+        if not ready:
+            text = "Unknown"
+        return text + (",SchedulingDisabled" if spec.get("unschedulable") else "")
+    if name == "node_roles":
+        prefix = "node-role.kubernetes.io/"
+        roles = sorted(k[len(prefix) :] for k in meta.get("labels") or {} if k.startswith(prefix))
+        return ",".join(r for r in roles if r) or "<none>"
+    if name == "node_internal_ip":
+        for a in status.get("addresses") or []:
+            if a.get("type") == "InternalIP":
+                return a.get("address", "")
+        return "<none>"
+    if name == "apiservice_service":
+        svc = spec.get("service")
+        return f"{svc.get('namespace')}/{svc.get('name')}" if svc else "Local"
+    if name == "apiservice_available":
+        cond = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "Available"), None
+        )
+        if cond is None:
+            return "Unknown"
+        ok = cond.get("status") == "True"
+        return "True" if ok else f"{cond.get('status')} ({cond.get('reason', '')})"
+    return None
+
+
+def _access_modes(modes: Any) -> str:
+    short = {
+        "ReadWriteOnce": "RWO",
+        "ReadOnlyMany": "ROX",
+        "ReadWriteMany": "RWX",
+        "ReadWriteOncePod": "RWOP",
+    }
+    return ",".join(short.get(str(m), str(m)) for m in modes or [])
+
+
+def _render(template: str, col_type: str, obj: dict[str, Any], now: _Now) -> Any:
+    """One cell of a ``kinds.py`` column (see its docstring)."""
+    if template.startswith("@"):
+        return _computed(template[1:], obj, now)
+    whole = _TEMPLATE_FIELD.fullmatch(template)
+    if whole is not None:
+        found = jsonpath_find(obj, whole.group(1))
+        if not found or found[0] is None:
+            default = whole.group(2)
+            if col_type == "integer":
+                return int(default) if default.lstrip("-").isdigit() else None
+            if col_type == "boolean":
+                return default.lower() == "true"
+            return default
+        value = found[0]
+        if col_type == "string":
+            return _text(value)
+        return value
+
+    def field(m: re.Match[str]) -> str:
+        found = jsonpath_find(obj, m.group(1))
+        return _text(found[0]) if found and found[0] is not None else m.group(2)
+
+    return _TEMPLATE_FIELD.sub(field, template)
+
+
+def _declared_columns(columns: Any) -> _Builtin:
+    specs = [(str(c[0]), str(c[1]), str(c[2]), int(c[3])) for c in columns]
+    cols = [
+        _column(
+            name,
+            "date" if tmpl == "@created" else ctype,
+            _AGE_DESCRIPTION if tmpl in ("@age", "@created") else "",
+            priority=priority,
+        )
+        for name, tmpl, ctype, priority in specs
+    ]
+
+    def cells(o: dict[str, Any], now: _Now) -> list[Any]:
+        return [_render(tmpl, ctype, o, now) for _, tmpl, ctype, _ in specs]
+
+    return cols, cells
+
+
 def _builtin_columns(rt: ResourceType) -> _Builtin:
     age_col = _column("Age", "string", _AGE_DESCRIPTION)
     created_col = _column("Created At", "date", _AGE_DESCRIPTION)
     key = (rt.group, rt.kind)
+    if rt.extra.get("columns") is not None:
+        return _declared_columns(rt.extra["columns"])
     if key == ("apps", "Deployment"):
         return (
             [

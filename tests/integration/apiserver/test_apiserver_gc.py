@@ -173,7 +173,10 @@ def test_gc_chain_across_kinds(apiserver: APIServer) -> None:
             "metadata": {"name": "web"},
             "spec": {
                 "selector": {"matchLabels": {"a": "b"}},
-                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": []}},
+                "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
             },
         },
     )

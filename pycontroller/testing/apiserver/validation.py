@@ -1,0 +1,297 @@
+"""Field validation of built-in kinds with kube's messages (the rules
+controllers most often trip on), from ``pkg/apis/core/validation`` and
+``pkg/apis/{apps,batch}/validation`` of Kubernetes 1.32:
+
+- pods and every pod template: ``containers`` required; each container's
+  ``name`` (required, DNS-1123 label, unique) and ``image`` (required);
+  container ports (``containerPort`` required and 1-65535, ``hostPort``
+  1-65535, port names IANA_SVC_NAME and unique, protocol TCP/UDP/SCTP);
+- services: ``ports`` required (unless headless or ExternalName), port
+  names required when several and DNS-1123 labels, ``port`` and
+  ``nodePort`` 1-65535, ``nodePort`` forbidden on ClusterIP services,
+  ``targetPort`` a valid number or name;
+- apps/v1 ReplicaSets, StatefulSets and DaemonSets (Deployments in
+  ``builtin.py``): selector required, matching the template's labels,
+  immutable;
+- Jobs: ``spec.selector`` and ``spec.template`` immutable (unless the Job
+  is suspended and never started, where kube allows scheduling changes: not
+  modelled, the template stays immutable); CronJob names at most 52
+  characters.
+
+``causes(rt, obj, old)`` returns StatusCause dicts (reason, message, field).
+An immutable struct's value is printed as ``core.PodTemplateSpec{...}``, not
+Go's full ``%#v`` dump.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pycontroller.testing.apiserver.names import validate_name
+from pycontroller.testing.apiserver.resource_types import ResourceType
+
+__all__ = ["causes", "port_name_errors"]
+
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+_SVC_NAME_RE = re.compile(r"^[-a-z0-9]+$")
+_LETTER_RE = re.compile(r"[a-z]")
+
+
+def _c(field: str, message: str, reason: str = "FieldValueInvalid") -> dict[str, Any]:
+    return {"reason": reason, "message": message, "field": field}
+
+
+def _required(field: str) -> dict[str, Any]:
+    return _c(field, "Required value", "FieldValueRequired")
+
+
+def _invalid(field: str, value: Any, msg: str) -> dict[str, Any]:
+    shown = f'"{value}"' if isinstance(value, str) else str(value)
+    return _c(field, f"Invalid value: {shown}: {msg}")
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def port_name_errors(name: str) -> list[str]:
+    """``validation.IsValidPortName`` (IANA_SVC_NAME)."""
+    errs = []
+    if len(name) > 15:
+        errs.append("must be no more than 15 characters")
+    if not _SVC_NAME_RE.match(name):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if "--" in name:
+        errs.append("must not contain consecutive hyphens")
+    if not _LETTER_RE.search(name):
+        errs.append("must contain at least one letter (a-z)")
+    if name.startswith("-") or name.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+def _port_num(field: str, value: Any) -> list[dict[str, Any]]:
+    n = _int(value)
+    if n is not None and not 1 <= n <= 65535:
+        return [_invalid(field, n, _PORT_RANGE)]
+    return []
+
+
+def _protocol(field: str, value: Any) -> list[dict[str, Any]]:
+    if not value:
+        return [_required(field)]
+    if value not in _PROTOCOLS:
+        supported = ", ".join(f'"{p}"' for p in _PROTOCOLS)
+        return [
+            _c(
+                field,
+                f'Unsupported value: "{value}": supported values: {supported}',
+                "FieldValueNotSupported",
+            )
+        ]
+    return []
+
+
+def _containers(path: str, containers: Any, names: set[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, c in enumerate(containers if isinstance(containers, list) else []):
+        if not isinstance(c, dict):
+            continue
+        cp = f"{path}[{i}]"
+        name = c.get("name")
+        if not name:
+            out.append(_required(f"{cp}.name"))
+        else:
+            for msg in validate_name("label", str(name)):
+                out.append(_invalid(f"{cp}.name", name, msg))
+            if name in names:
+                out.append(_c(f"{cp}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
+            names.add(str(name))
+        if not c.get("image"):
+            out.append(_required(f"{cp}.image"))
+        port_names: set[str] = set()
+        for j, p in enumerate(c.get("ports") or []):
+            if not isinstance(p, dict):
+                continue
+            pp = f"{cp}.ports[{j}]"
+            pname = p.get("name")
+            if pname:
+                errs = port_name_errors(str(pname))
+                for msg in errs:
+                    out.append(_invalid(f"{pp}.name", pname, msg))
+                if not errs and pname in port_names:
+                    out.append(
+                        _c(f"{pp}.name", f'Duplicate value: "{pname}"', "FieldValueDuplicate")
+                    )
+                port_names.add(str(pname))
+            if not p.get("containerPort"):
+                out.append(_required(f"{pp}.containerPort"))
+            else:
+                out.extend(_port_num(f"{pp}.containerPort", p.get("containerPort")))
+            if p.get("hostPort"):
+                out.extend(_port_num(f"{pp}.hostPort", p.get("hostPort")))
+            out.extend(_protocol(f"{pp}.protocol", p.get("protocol")))
+    return out
+
+
+def pod_spec_causes(path: str, spec: Any) -> list[dict[str, Any]]:
+    """``ValidatePodSpec``'s container rules for the pod spec at ``path``."""
+    if not isinstance(spec, dict):
+        spec = {}
+    out: list[dict[str, Any]] = []
+    names: set[str] = set()
+    out.extend(_containers(f"{path}.initContainers", spec.get("initContainers"), names))
+    if not spec.get("containers"):
+        out.append(_required(f"{path}.containers"))
+    out.extend(_containers(f"{path}.containers", spec.get("containers"), names))
+    return out
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+# Where each kind keeps its pod spec (kube validates templates the same way).
+_POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "Pod"): ("spec",),
+    ("", "PodTemplate"): ("template", "spec"),
+    ("", "ReplicationController"): ("spec", "template", "spec"),
+    ("apps", "Deployment"): ("spec", "template", "spec"),
+    ("apps", "ReplicaSet"): ("spec", "template", "spec"),
+    ("apps", "StatefulSet"): ("spec", "template", "spec"),
+    ("apps", "DaemonSet"): ("spec", "template", "spec"),
+    ("batch", "Job"): ("spec", "template", "spec"),
+    ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def _service_causes(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    out: list[dict[str, Any]] = []
+    stype = spec.get("type") or "ClusterIP"
+    ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+    headless = spec.get("clusterIP") == "None"
+    if not ports and not headless and stype != "ExternalName":
+        out.append(_required("spec.ports"))
+    names: set[str] = set()
+    for i, p in enumerate(ports):
+        pp = f"spec.ports[{i}]"
+        name = p.get("name")
+        if len(ports) > 1 and not name:
+            out.append(_required(f"{pp}.name"))
+        elif name:
+            for msg in validate_name("label", str(name)):
+                out.append(_invalid(f"{pp}.name", name, msg))
+            if name in names:
+                out.append(_c(f"{pp}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
+            names.add(str(name))
+        port = _int(p.get("port")) or 0
+        if not 1 <= port <= 65535:
+            out.append(_invalid(f"{pp}.port", port, _PORT_RANGE))
+        out.extend(_protocol(f"{pp}.protocol", p.get("protocol")))
+        target = p.get("targetPort")
+        if isinstance(target, str):
+            for msg in port_name_errors(target):
+                out.append(_invalid(f"{pp}.targetPort", target, msg))
+        else:
+            n = _int(target)
+            if n is not None and not 1 <= n <= 65535:
+                out.append(_invalid(f"{pp}.targetPort", n, _PORT_RANGE))
+        node_port = _int(p.get("nodePort"))
+        if node_port:
+            if stype == "ClusterIP":
+                out.append(
+                    _c(
+                        f"{pp}.nodePort",
+                        "Forbidden: may not be used when `type` is 'ClusterIP'",
+                        "FieldValueForbidden",
+                    )
+                )
+            out.extend(_port_num(f"{pp}.nodePort", node_port))
+    return out
+
+
+def _go_map(m: dict[str, Any]) -> str:
+    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(m.items()))
+    return "map[string]string{" + inner + "}"
+
+
+def _selector_causes(obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """apps/v1: a selector is required, must select the template, and is immutable."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    selector = spec.get("selector")
+    if not isinstance(selector, dict) or not (
+        selector.get("matchLabels") or selector.get("matchExpressions")
+    ):
+        return [_required("spec.selector")]
+    out: list[dict[str, Any]] = []
+    labels = _get(spec, "template", "metadata", "labels") or {}
+    match = selector.get("matchLabels") or {}
+    if any(labels.get(k) != v for k, v in match.items()):
+        out.append(
+            _c(
+                "spec.template.metadata.labels",
+                f"Invalid value: {_go_map(labels)}: `selector` does not match template `labels`",
+            )
+        )
+    if old is not None:
+        old_sel = _get(old, "spec", "selector")
+        if old_sel is not None and old_sel != selector:
+            out.append(_c("spec.selector", f"Invalid value: {_selector_go(selector)}: field is "
+                          "immutable"))  # fmt: skip
+    return out
+
+
+def _selector_go(sel: dict[str, Any]) -> str:
+    """``%#v`` of a matchLabels-only ``metav1.LabelSelector`` (expressions elided)."""
+    match = sel.get("matchLabels") or {}
+    exprs = "[]v1.LabelSelectorRequirement(nil)" if not sel.get("matchExpressions") else "[...]"
+    return f"v1.LabelSelector{{MatchLabels:{_go_map(match)}, MatchExpressions:{exprs}}}"
+
+
+def _job_update_causes(obj: dict[str, Any], old: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
+    if spec.get("selector") != old_spec.get("selector"):
+        out.append(
+            _c("spec.selector", f"Invalid value: {_selector_go(spec.get('selector') or {})}: "
+               "field is immutable")
+        )  # fmt: skip
+    if spec.get("template") != old_spec.get("template"):
+        out.append(
+            _c("spec.template", "Invalid value: core.PodTemplateSpec{...}: field is immutable")
+        )
+    return out
+
+
+def causes(
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """The validation errors of built-in ``obj`` (``old``: the stored object
+    on update)."""
+    if rt.is_crd:
+        return []
+    key = (rt.group, rt.kind)
+    out: list[dict[str, Any]] = []
+    if key == ("batch", "CronJob"):
+        name = _get(obj, "metadata", "name")
+        if isinstance(name, str) and len(name) > 52:
+            out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
+    if key in (("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")):
+        out.extend(_selector_causes(obj, old))
+    pod_path = _POD_SPECS.get(key)
+    if pod_path is not None:
+        out.extend(pod_spec_causes(".".join(pod_path), _get(obj, *pod_path)))
+    if key == ("", "Service"):
+        out.extend(_service_causes(obj))
+    if key == ("batch", "Job") and old is not None:
+        out.extend(_job_update_causes(obj, old))
+    return out
