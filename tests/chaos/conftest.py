@@ -94,6 +94,30 @@ def controllers(
                 print(proc.tail(150))
 
 
+_SUMMARIES = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture
+def chaos_summary(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """``chaos_summary(text)``: print ``text`` now (seen with ``-s``) and again in
+    the terminal summary at the end of the run (seen without ``-s`` too)."""
+    lines = request.config.stash.setdefault(_SUMMARIES, [])
+
+    def add(text: str) -> None:
+        print(f"\n{text}")
+        lines.append(text)
+
+    return add
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    lines = config.stash.get(_SUMMARIES, [])
+    if lines:
+        terminalreporter.section("chaos figures")
+        for text in lines:
+            terminalreporter.write_line(text)
+
+
 @pytest.fixture
 def report_dir(tmp_path: Path) -> Path:
     """Where JSON reports go: ``$CHAOS_REPORT_DIR`` or the test's tmp dir."""

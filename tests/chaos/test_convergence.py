@@ -38,6 +38,7 @@ def test_converges_exactly_under_faults(
     tmp_path: Path,
     report_dir: Path,
     controllers: Callable[..., ControllerProcess],
+    chaos_summary: Callable[[str], None],
 ) -> None:
     config = ChaosConfig.from_env(seed)
     register = controllers.register  # type: ignore[attr-defined]
@@ -45,9 +46,7 @@ def test_converges_exactly_under_faults(
 
     path = report_dir / f"chaos-report-seed{seed}.json"
     path.write_text(report.to_json())
-    print()
-    print(report.summary())
-    print(f"  report: {path}")
+    chaos_summary(f"{report.summary()}\n  report: {path}")
 
     # The run did what the issue asks for (else a green result proves nothing).
     faults = report.faults_by_kind

@@ -174,6 +174,7 @@ def test_only_the_leader_writes_and_takeover_is_bounded(
     cluster: Cluster,
     kubeconfig: str,
     controllers: Callable[..., ControllerProcess],
+    chaos_summary: Callable[[str], None],
 ) -> None:
     server = chaos_server
     lease_duration, _renew, retry_period, args = lease_timing()
@@ -265,4 +266,7 @@ def test_only_the_leader_writes_and_takeover_is_bounded(
     converged(cluster, gen, 60)
     assert third_id not in (first_id, second_id)
     assert third.running
-    print("\nleader election:", {k: round(v, 1) for k, v in figures.items()})
+    timing = f"lease {lease_duration:g}s, retry {retry_period:g}s"
+    chaos_summary(
+        f"leader election ({timing}): " + ", ".join(f"{k} {v:.1f}" for k, v in figures.items())
+    )

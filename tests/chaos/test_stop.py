@@ -49,6 +49,7 @@ def test_sigterm_during_a_large_sync_exits_within_the_timeout(
     cluster: Cluster,
     kubeconfig: str,
     controllers: Callable[..., ControllerProcess],
+    chaos_summary: Callable[[str], None],
 ) -> None:
     server = chaos_server
     timeout = 5.0
@@ -74,7 +75,10 @@ def test_sigterm_during_a_large_sync_exits_within_the_timeout(
     assert after <= WORKERS * 7, f"{after} writes after SIGTERM: the backlog was drained"
     synced = sum(1 for b in cluster.balancers.list(namespace=NS)["items"] if b.get("status"))
     assert synced < len(model), "the sync finished before SIGTERM: nothing was tested"
-    print(f"\nSIGTERM during the sync: exit {rc} after {took:.1f}s, {after} writes after it")
+    chaos_summary(
+        f"stop: SIGTERM during a sync of {len(model)} Balancers: exit {rc} after {took:.1f}s "
+        f"(--graceful-shutdown-timeout {timeout:g}), {after} child/status writes after it"
+    )
 
     restarted = controllers(kubeconfig, "large-sync-restarted").start()
     ok, elapsed, report = wait_converged(
@@ -90,6 +94,7 @@ def test_a_hung_sync_does_not_hold_exit_past_the_deadline(
     cluster: Cluster,
     kubeconfig: str,
     controllers: Callable[..., ControllerProcess],
+    chaos_summary: Callable[[str], None],
 ) -> None:
     server = chaos_server
     timeout = 3.0
@@ -112,7 +117,9 @@ def test_a_hung_sync_does_not_hold_exit_past_the_deadline(
     took = time.monotonic() - sent
     assert rc is not None, f"a hung sync held the exit more than {timeout + SLACK:g}s"
     assert rc != 0, "the exit code does not say that a sync was abandoned"
-    print(f"\nhung sync: exit {rc} after {took:.1f}s (graceful-shutdown-timeout {timeout:g}s)")
+    chaos_summary(
+        f"stop: hung sync: exit {rc} after {took:.1f}s (--graceful-shutdown-timeout {timeout:g})"
+    )
 
     server.set_latency(0, hang)
     controllers(kubeconfig, "hung-restarted").start()
