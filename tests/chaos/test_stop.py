@@ -71,8 +71,9 @@ def test_sigterm_during_a_large_sync_exits_within_the_timeout(
     assert rc is not None, f"still running {timeout + SLACK:g}s after SIGTERM"
     assert rc == 0, f"exit code {rc}: in-flight reconciles should have finished in time"
     after = status_writes(server.request_log[signalled:])
-    # In-flight reconciles may finish (each: 3 backends + 3 children + status), no more.
-    assert after <= WORKERS * 7, f"{after} writes after SIGTERM: the backlog was drained"
+    # In-flight reconciles may finish (each: 3 backends + 3 children + status, and one
+    # status retry on a conflict), no more: the backlog (~400 writes) is not drained.
+    assert after <= WORKERS * 8, f"{after} writes after SIGTERM: the backlog was drained"
     synced = sum(1 for b in cluster.balancers.list(namespace=NS)["items"] if b.get("status"))
     assert synced < len(model), "the sync finished before SIGTERM: nothing was tested"
     chaos_summary(
