@@ -52,6 +52,7 @@ from pycontroller.handlers import enqueue_key
 from pycontroller.predicates import Predicate, filter_handler
 from pycontroller.request import Request
 from pycontroller.workqueue import PriorityQueue
+from pycontroller.workqueue.priority_handlers import add_for_create, add_for_update
 from pycontroller.workqueue.rate_limiters import RateLimiter
 
 if TYPE_CHECKING:
@@ -128,14 +129,14 @@ class _EnqueueOwner:
 
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if (key := self._key(obj)) is not None:
-            self.queue.add(key)
+            add_for_create(self.queue, key, is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
         new_key, old_key = self._key(new), self._key(old)
         if new_key is not None:
-            self.queue.add(new_key)
+            add_for_update(self.queue, new_key, old, new)
         if old_key is not None and old_key != new_key:
-            self.queue.add(old_key)
+            add_for_update(self.queue, old_key, old, new)
 
     def on_delete(self, obj: Any) -> None:
         if (key := self._key(obj)) is not None:
@@ -149,19 +150,24 @@ class _EnqueueMapped:
         self.queue = queue
         self.map_fn = map_fn
 
-    def _add(self, *objs: Any) -> None:
+    def _keys(self, *objs: Any) -> list[str]:
         keys: dict[str, None] = {}
         for obj in objs:
             for request in self.map_fn(_unwrap(obj)) or ():
                 keys[str(Request(*request))] = None
-        for key in keys:
+        return list(keys)
+
+    def _add(self, *objs: Any) -> None:
+        for key in self._keys(*objs):
             self.queue.add(key)
 
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        self._add(obj)
+        for key in self._keys(obj):
+            add_for_create(self.queue, key, is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
-        self._add(old, new)
+        for key in self._keys(old, new):
+            add_for_update(self.queue, key, old, new)
 
     def on_delete(self, obj: Any) -> None:
         self._add(obj)

@@ -108,7 +108,10 @@ def test_embedded_converges_the_samples_and_stops_on_sigterm() -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as resp:
             body = resp.read().decode()
         for kind in names.KINDS:
-            assert f'workqueue_depth{{name="{kind.controller}"}}' in body
+            # Builder-made controllers run a PriorityQueue: depth is exported per priority.
+            assert re.search(
+                rf'workqueue_depth\{{name="{kind.controller}",priority="-?\d+"\}}', body
+            )
         started = time.monotonic()
         assert proc.stop() == 0, "\n".join(proc.lines)
         assert time.monotonic() - started < 10
