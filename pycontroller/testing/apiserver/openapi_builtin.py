@@ -7,9 +7,10 @@ kube-apiserver publishes: ``"type": ["string", "null"]`` becomes
 ``"type": "string"``, references point at ``#/components/schemas/<name>``
 (v3, wrapped in ``allOf`` when the property carries a description, as kube
 does) or ``#/definitions/<name>`` (v2), and the ``enum`` the converter added to
-``apiVersion``/``kind`` is dropped. ``IntOrString`` is the ``int-or-string``
-string of kube's documents. So ``kubectl explain deployment.spec.template``
-reads kube's own descriptions, required fields and list types.
+``apiVersion``/``kind`` is dropped. ``IntOrString`` and ``Quantity`` are
+one-ofs in v3 and formatted strings in v2, as in kube's documents. So
+``kubectl explain deployment.spec.template`` reads kube's own descriptions,
+required fields and list types.
 
 ``common_schemas()`` keeps small, self-contained (reference-free) meta/v1
 schemas: the server-side apply type converter inlines ``ObjectMeta`` from it
@@ -289,11 +290,19 @@ def _convert(node: Any, prefix: str, v3: bool, *, top: bool = False) -> Any:
 
 
 def _definition(name: str, node: dict[str, Any], prefix: str, v3: bool) -> dict[str, Any]:
+    # kube-openapi's OpenAPI v3 definitions of these two are one-ofs (so
+    # kubectl explain names the type), v2 has them as formatted strings.
+    description = node.get("description", "")
     if name == _INT_OR_STRING:
-        return {"description": node.get("description", ""), "type": "string",
-                "format": "int-or-string"}  # fmt: skip
+        if v3:
+            return {"description": description,
+                    "oneOf": [{"type": "integer"}, {"type": "string"}]}  # fmt: skip
+        return {"description": description, "type": "string", "format": "int-or-string"}
     if name == _QUANTITY:
-        return {"description": node.get("description", ""), "type": "string"}
+        if v3:
+            return {"description": description,
+                    "oneOf": [{"type": "string"}, {"type": "number"}]}  # fmt: skip
+        return {"description": description, "type": "string"}
     out: dict[str, Any] = _convert(node, prefix, v3, top=True)
     return out
 
