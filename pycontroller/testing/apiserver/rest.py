@@ -287,11 +287,23 @@ class REST:
         if nsobj is None:
             raise namespace_not_found(ns)
         if _meta(nsobj).get("deletionTimestamp"):
-            raise forbidden(
+            # NamespaceLifecycle admission: the 403 carries a NamespaceTerminating
+            # cause (controller-runtime and client-go check for it).
+            err = forbidden(
                 rt,
                 name,
                 f"unable to create new content in namespace {ns} because it is being terminated",
             )
+            details = err.details if err.details is not None else {}
+            err.details = details
+            details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {ns} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise err
 
     def _validate_custom(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions

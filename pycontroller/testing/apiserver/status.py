@@ -191,12 +191,9 @@ def bad_request(message: str) -> StatusError:
 
 
 def forbidden(rt: ResourceType, name: str, why: str) -> StatusError:
-    return StatusError(
-        403,
-        "Forbidden",
-        f'{qualified_resource(rt)} "{name}" is forbidden: {why}',
-        _details(rt, name),
-    )
+    """``errors.NewForbidden``: the name is left out of the message when empty."""
+    subject = f'{qualified_resource(rt)} "{name}"' if name else qualified_resource(rt)
+    return StatusError(403, "Forbidden", f"{subject} is forbidden: {why}", _details(rt, name))
 
 
 def expired(message: str) -> StatusError:

@@ -345,6 +345,9 @@ def test_namespace_lifecycle_respects_content_finalizers(apiserver: APIServer) -
         'configmaps "late" is forbidden: unable to create new content in namespace doomed '
         "because it is being terminated"
     )
+    assert st["details"]["causes"] == [{
+        "reason": "NamespaceTerminating", "message": "namespace doomed is being terminated",
+        "field": "metadata.namespace"}]  # fmt: skip
     kept["metadata"]["finalizers"] = []
     code, _ = request(apiserver, "PUT", f"{cms}/kept", kept)
     assert code == 200
