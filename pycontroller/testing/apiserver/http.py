@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
-from pycontroller.testing.apiserver import reviews
+from pycontroller.testing.apiserver import protobuf, reviews
 from pycontroller.testing.apiserver.auth import authorize_request
 from pycontroller.testing.apiserver.decode import decode_body
 from pycontroller.testing.apiserver.discovery import discovery_response, version_info
@@ -525,15 +525,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _decode(self, body: bytes) -> Any:
         ctype = (self.headers.get("Content-Type") or "").lower()
-        if "protobuf" in ctype or "cbor" in ctype:
+        if protobuf.is_protobuf(ctype):
             # Go typed clients (e.g. `kubectl create deployment`) send built-in
-            # kinds as protobuf; only JSON and YAML bodies are understood here.
+            # kinds as protobuf (protobuf.py).
+            return protobuf.decode_request(body, ctype)
+        if "protobuf" in ctype or "cbor" in ctype:
             raise StatusError(
                 415,
                 "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types "
-                f'include: application/json, application/yaml (got "{ctype}"; the embedded '
-                "API server does not decode protobuf: send JSON, e.g. kubectl apply -f)",
+                "the body of the request was in an unknown format - accepted media types "
+                f'include: application/json, application/yaml, {protobuf.MEDIA_TYPE} '
+                f'(got "{ctype}")',
             )
         if not body:
             raise bad_request("the request body is empty")
@@ -589,6 +591,10 @@ class _Handler(BaseHTTPRequestHandler):
             # keep each item's kind and apiVersion. GET and watch are unaffected.
             obj = dict(obj)
             obj["items"] = [_without_type_meta(i) for i in items]
+        if not rt.is_crd and protobuf.prefers_protobuf(accept):
+            encoded = protobuf.encode_response(obj)
+            if encoded is not None:
+                raise _Response(code, encoded, protobuf.MEDIA_TYPE, headers)
         raise _Response(code, _json.dumps(obj), JSON, headers)
 
     def _table_mode(self, accept: str) -> str | None:

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Generate ``pycontroller/testing/apiserver/_proto/`` from Kubernetes' own
+protobuf definitions.
+
+Two steps:
+
+1. ``--api GIT_DIR --apimachinery GIT_DIR [--ref v0.32.0]`` (only when the
+   pinned version changes): copy the upstream ``generated.proto`` files of
+   k8s.io/api and k8s.io/apimachinery at ``--ref`` into ``hack/proto/`` (as
+   published, Apache-2.0 headers kept), and read from the same tag's Go types
+   what ``.proto`` files do not say but kube's JSON depends on: each field's
+   JSON name, ``omitempty``, whether it is a pointer (an explicit zero is
+   kept), inlined structs, named slice types (``Verbs``, ``ExtraValue``,
+   wrapped in an ``items`` message on the wire) and each package's API group.
+   Those facts go to ``_proto/gotypes.py``. ``GIT_DIR`` is a clone (bare or
+   not) of github.com/kubernetes/api and .../apimachinery.
+
+2. Always: compile ``hack/proto/**/*.proto`` with ``grpc_tools.protoc``
+   (``pip install grpcio-tools``) into ``_proto/k8s_io/...`` and rewrite the
+   generated imports (``k8s.io`` is not a Python package name) to
+   ``pycontroller.testing.apiserver._proto.k8s_io``.
+
+The output is checked in, so installing pycontroller needs only the
+``protobuf`` runtime. Usage::
+
+    python hack/gen-proto.py --api ../api/.git --apimachinery ../apimachinery/.git
+    python hack/gen-proto.py            # recompile hack/proto only
+"""
+
+from __future__ import annotations
+
+import argparse
+import pprint
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_DIR = ROOT / "hack" / "proto"
+OUT_PKG = "pycontroller.testing.apiserver._proto"
+OUT_DIR = ROOT / "pycontroller" / "testing" / "apiserver" / "_proto"
+
+# The apimachinery packages the API types import (meta/v1beta1 and the test
+# group are left out: nothing served uses them).
+APIMACHINERY_PACKAGES = [
+    "pkg/api/resource",
+    "pkg/apis/meta/v1",
+    "pkg/runtime",
+    "pkg/runtime/schema",
+    "pkg/util/intstr",
+]
+
+_STRUCT = re.compile(r"^type (\w+) struct \{")
+_NAMED_SLICE = re.compile(r"^type (\w+) \[\](\w+)\s*$")
+_FIELD = re.compile(r"^\t(?:(\w+)\s+)?([\w\.\*\[\]]+(?:\[[\w\.]+\][\w\.\*\[\]]+)?)\s+`([^`]*)`")
+_TAG = re.compile(r'(\w+):"([^"]*)"')
+_GROUP = re.compile(r'^const GroupName = "([^"]*)"', re.M)
+
+
+class GitTree:
+    """Files of one tag of a git clone, read with ``git show`` (no checkout)."""
+
+    def __init__(self, git_dir: str, ref: str) -> None:
+        self.git_dir = git_dir
+        self.ref = ref
+
+    def _git(self, *args: str) -> str:
+        return subprocess.run(
+            ["git", "--git-dir", self.git_dir, *args], check=True, capture_output=True, text=True
+        ).stdout
+
+    def files(self) -> list[str]:
+        return self._git("ls-tree", "-r", "--name-only", self.ref).split()
+
+    def read(self, path: str) -> str:
+        return self._git("show", f"{self.ref}:{path}")
+
+
+def go_facts(source: str, proto_package: str, facts: dict[str, dict[int, str]]) -> list[str]:
+    """Add the protobuf fields of the structs in one Go file to ``facts``.
+
+    ``facts[message][field number]`` is ``"json name|flags"`` with flags ``o``
+    (omitempty), ``p`` (pointer) and ``i`` (inlined), for the fields that
+    differ from the common case (JSON name = proto name, omitempty, not a
+    pointer). Returns the named slice types declared in the file."""
+    slices: list[str] = []
+    current: str | None = None
+    for line in source.splitlines():
+        if current is None:
+            m = _STRUCT.match(line)
+            if m:
+                current = f"{proto_package}.{m.group(1)}"
+                continue
+            m = _NAMED_SLICE.match(line)
+            if m and m.group(2) != "byte":
+                slices.append(f"{proto_package}.{m.group(1)}")
+            continue
+        if line.startswith("}"):
+            current = None
+            continue
+        m = _FIELD.match(line)
+        if not m:
+            continue
+        tags = dict(_TAG.findall(m.group(3)))
+        pb = tags.get("protobuf", "")
+        if not pb or pb == "-":
+            continue
+        number = int(pb.split(",")[1])
+        json_tag = tags.get("json", "").split(",")
+        go_type = m.group(2)
+        flags = ""
+        if "omitempty" in json_tag[1:]:
+            flags += "o"
+        if go_type.startswith("*"):
+            flags += "p"
+        if "inline" in json_tag[1:] and not json_tag[0]:
+            flags += "i"
+        proto_name = dict(kv.split("=", 1) for kv in pb.split(",") if "=" in kv).get("name")
+        if json_tag[0] == proto_name and flags == "o":
+            continue  # the common case, left out of the table
+        facts.setdefault(current, {})[number] = f"{json_tag[0]}|{flags}"
+    return slices
+
+
+def vendor(api: GitTree, machinery: GitTree) -> None:
+    """Copy the .proto files and write ``gotypes.py`` (step 1)."""
+    if PROTO_DIR.exists():
+        shutil.rmtree(PROTO_DIR)
+    facts: dict[str, dict[int, str]] = {}
+    slices: list[str] = []
+    groups: dict[str, str] = {}
+    trees = [
+        (api, "k8s.io/api", [f for f in api.files() if f.endswith("/generated.proto")]),
+        (
+            machinery,
+            "k8s.io/apimachinery",
+            [f"{p}/generated.proto" for p in APIMACHINERY_PACKAGES],
+        ),
+    ]
+    for tree, module, protos in trees:
+        all_files = tree.files()
+        for proto in protos:
+            dest = PROTO_DIR / module / proto
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(tree.read(proto))
+            pkg_dir = proto.rsplit("/", 1)[0]
+            proto_package = f"{module}/{pkg_dir}".replace("/", ".")
+            for f in all_files:
+                if (
+                    f.rsplit("/", 1)[0] == pkg_dir
+                    and f.endswith(".go")
+                    and not f.endswith(("_test.go", ".pb.go"))
+                    and "zz_generated" not in f
+                ):
+                    text = tree.read(f)
+                    slices += go_facts(text, proto_package, facts)
+                    g = _GROUP.search(text)
+                    if g and module == "k8s.io/api":
+                        version = pkg_dir.rsplit("/", 1)[1]
+                        groups[f"{g.group(1)}/{version}".lstrip("/")] = proto_package
+    (PROTO_DIR / "VERSION").write_text(
+        f"k8s.io/api {api.ref}\nk8s.io/apimachinery {machinery.ref}\n"
+    )
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    body = "\n\n".join(
+        [
+            f'"""Facts from the Go types of k8s.io/api {api.ref} and k8s.io/apimachinery '
+            f"{machinery.ref}.\n\nGenerated by hack/gen-proto.py; do not edit.\n\n"
+            "FIELDS[message][field number] is 'json name|flags': o omitempty, p pointer,\n"
+            "i inlined; a field not listed has its proto name as JSON name and is\n"
+            "omitempty, not a pointer. LIST_WRAPPERS: named slice types (an items\n"
+            "message on the wire).\n"
+            'GROUP_VERSIONS: API group/version to the proto package of its types.\n"""',
+            f"FIELDS: dict[str, dict[int, str]] = {pprint.pformat(facts, width=100)}",
+            f"LIST_WRAPPERS: frozenset[str] = frozenset({pprint.pformat(sorted(slices))})",
+            f"GROUP_VERSIONS: dict[str, str] = {pprint.pformat(groups, width=100)}",
+        ]
+    )
+    (OUT_DIR / "gotypes.py").write_text(body + "\n")
+
+
+def compile_protos() -> None:
+    """Compile hack/proto into _proto/k8s_io (step 2)."""
+    from grpc_tools import protoc  # type: ignore[import-untyped]
+
+    protos = sorted(str(p.relative_to(PROTO_DIR)) for p in PROTO_DIR.rglob("*.proto"))
+    out = OUT_DIR / "k8s_io"
+    if out.exists():
+        shutil.rmtree(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        rc = protoc.main(["protoc", f"-I{PROTO_DIR}", f"--python_out={tmp}", *protos])
+        if rc != 0:
+            sys.exit(f"protoc failed ({rc})")
+        for src in Path(tmp).rglob("*_pb2.py"):
+            rel = src.relative_to(Path(tmp) / "k8s" / "io")
+            dest = out / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            text = src.read_text()
+            text = re.sub(r"^from k8s\.io\.", f"from {OUT_PKG}.k8s_io.", text, flags=re.M)
+            dest.write_text(text)
+    for d in [out, *(p for p in out.rglob("*") if p.is_dir())]:
+        (d / "__init__.py").touch()
+    init = OUT_DIR / "__init__.py"
+    if not init.exists():
+        init.write_text('"""Generated by hack/gen-proto.py: protobuf modules, Go type facts."""\n')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--api", help="git dir of github.com/kubernetes/api")
+    parser.add_argument("--apimachinery", help="git dir of github.com/kubernetes/apimachinery")
+    parser.add_argument("--ref", default="v0.32.0", help="tag of both (kube 1.32.0: v0.32.0)")
+    args = parser.parse_args()
+    if bool(args.api) != bool(args.apimachinery):
+        parser.error("--api and --apimachinery go together")
+    if args.api:
+        vendor(GitTree(args.api, args.ref), GitTree(args.apimachinery, args.ref))
+    compile_protos()
+
+
+if __name__ == "__main__":
+    main()
