@@ -218,17 +218,17 @@ def _parse_duration(text: str) -> int:
         total += float(m.group(1)) * size
         pos = m.end()
     if pos != len(s) or not s:
-        raise ProtobufError(f'time: invalid duration "{text}"')
+        raise ValueError(f'time: invalid duration "{text}"')
     return sign * round(total)
 
 
 def _parse_time(text: Any) -> datetime:
     if not isinstance(text, str):
-        raise ProtobufError(f"invalid time {text!r}")
+        raise ValueError(f"invalid time {text!r}")
     try:
         t = datetime.fromisoformat(text)
     except ValueError as err:
-        raise ProtobufError(f'parsing time "{text}": {err}') from err
+        raise ValueError(f'parsing time "{text}": {err}') from err
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
@@ -288,18 +288,18 @@ def _int_or_string_from_json(value: Any, msg: Any) -> None:
     elif isinstance(value, int) and not isinstance(value, bool):
         msg.type, msg.intVal = 0, value
     else:
-        raise ProtobufError(f"invalid int-or-string {value!r}")
+        raise ValueError(f"invalid int-or-string {value!r}")
 
 
 def _quantity_from_json(value: Any, msg: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ProtobufError(f"invalid quantity {value!r}")
+        raise ValueError(f"invalid quantity {value!r}")
     msg.string = value if isinstance(value, str) else json.dumps(value)
 
 
 def _duration_from_json(value: Any, msg: Any) -> None:
     if not isinstance(value, str):
-        raise ProtobufError(f"invalid duration {value!r}")
+        raise ValueError(f"invalid duration {value!r}")
     msg.duration = _parse_duration(value)
 
 
@@ -486,33 +486,35 @@ _INT_TYPES = frozenset(
 
 
 def _scalar_from_json(fd: FieldDescriptor, value: Any) -> Any:
+    """The proto value of a JSON scalar; TypeError for the wrong JSON type
+    (the caller adds the field path)."""
     t = fd.type
     if t == FieldDescriptor.TYPE_STRING:
         if not isinstance(value, str):
-            raise ProtobufError(f"expected a string, got {value!r:.60}")
+            raise TypeError(f"expected a string, got {value!r:.60}")
         return value
     if t == FieldDescriptor.TYPE_BOOL:
         if not isinstance(value, bool):
-            raise ProtobufError(f"expected a boolean, got {value!r:.60}")
+            raise TypeError(f"expected a boolean, got {value!r:.60}")
         return value
     if t in _INT_TYPES:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ProtobufError(f"expected an integer, got {value!r:.60}")
+            raise TypeError(f"expected an integer, got {value!r:.60}")
         return value
     if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ProtobufError(f"expected a number, got {value!r:.60}")
+            raise TypeError(f"expected a number, got {value!r:.60}")
         return float(value)
     if t == FieldDescriptor.TYPE_BYTES:
         if not isinstance(value, str):
-            raise ProtobufError(f"expected a base64 string, got {value!r:.60}")
+            raise TypeError(f"expected a base64 string, got {value!r:.60}")
         try:
             return base64.b64decode(value, validate=True)
         except ValueError as err:
-            raise ProtobufError(f"illegal base64 data: {err}") from err
-    raise ProtobufError(f"unsupported field type {t}")
+            raise TypeError(f"illegal base64 data: {err}") from err
+    raise TypeError(f"unsupported field type {t}")
 
 
 # --- envelope ------------------------------------------------------------------
