@@ -5,11 +5,9 @@ of the new kinds, ``get`` with their printer columns, ``auth can-i`` and
 namespace while content with a finalizer remains.
 
 kubectl's typed clients (``create job``, ``auth can-i``, ``auth whoami``)
-send protobuf bodies. Where the server does not decode protobuf yet (issue 10
-point 4), those commands are run in their JSON form too
-(``create ... --dry-run=client -o json | kubectl create -f -``, the
-reviews posted with ``kubectl create -f``), and the protobuf form is an
-expected failure naming the missing piece.
+send protobuf bodies (issue 10 point 4, test_protobuf.py); those commands are
+run in their JSON form too (``create ... --dry-run=client -o json | kubectl
+create -f -``, the reviews posted with ``kubectl create -f``).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from pycontroller.testing import APIServer, wait_for
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
-NO_PROTOBUF = "does not decode protobuf"
 
 
 class Kubectl:
@@ -112,8 +109,6 @@ def test_imperative_create_as_json(kubectl: Kubectl, kind: str, args: list[str])
 @pytest.mark.parametrize("kind,args", CREATES, ids=[c[0] for c in CREATES])
 def test_imperative_create(kubectl: Kubectl, kind: str, args: list[str]) -> None:
     proc = kubectl.run(*args, check=False)
-    if NO_PROTOBUF in proc.stderr:
-        pytest.xfail("kubectl's typed clients send protobuf (issue 10 point 4)")
     assert proc.returncode == 0, proc.stderr
     assert "created" in proc.stdout
 
@@ -156,9 +151,7 @@ def test_auth_can_i_and_whoami(kubectl: Kubectl) -> None:
     out = json.loads(kubectl.run(*create, stdin=json.dumps(ssr)).stdout)
     assert out["status"]["userInfo"]["username"] == "kubernetes-admin"
     proc = kubectl.run("auth", "can-i", "list", "pods", check=False)
-    if NO_PROTOBUF in proc.stderr:
-        pytest.xfail("kubectl auth sends protobuf reviews (issue 10 point 4)")
-    assert proc.stdout.strip() == "yes"
+    assert proc.stdout.strip() == "yes", proc.stderr
     proc = kubectl.run("auth", "whoami", check=False)
     assert proc.returncode == 0 and "kubernetes-admin" in proc.stdout
 
