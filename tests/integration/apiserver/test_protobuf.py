@@ -16,10 +16,12 @@ from __future__ import annotations
 import base64
 import copy
 import http.client
+import importlib.util
 import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,7 +39,26 @@ from pycontroller.testing.apiserver._proto.k8s_io.apimachinery.pkg.runtime impor
 PB = "application/vnd.kubernetes.protobuf"
 CM = "/api/v1/namespaces/default/configmaps"
 KUBECTL = shutil.which("kubectl")
+REPO = Path(__file__).resolve().parents[3]
 T = "2024-05-06T07:08:09Z"
+
+# --- generated code ------------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("grpc_tools") is None, reason="grpcio-tools is not installed"
+)
+def test_generated_modules_match_hack_proto() -> None:
+    # The checked-in _proto modules are what hack/gen-proto.py compiles from
+    # the vendored .proto files (descriptors compared, not protoc's version).
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "hack" / "gen-proto.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+
 
 # --- round trips ---------------------------------------------------------------
 
