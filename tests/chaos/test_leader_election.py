@@ -118,9 +118,13 @@ class LeaseHolder:
         self.lease = self.cluster.leases.update(lease)  # PUT only: every GET is a controller's
         self.writes += 1
 
-    def release(self) -> None:
+    def stop_renewing(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+
+    def release(self) -> None:
+        """Give the Lease up as client-go does (holder "", leaseDurationSeconds 1)."""
+        self.stop_renewing()
         self._put("", 1)
 
 
@@ -195,8 +199,7 @@ def test_only_the_leader_writes_and_takeover_is_bounded(
         interval=0.1,
         what="the standby polling the Lease",
     )
-    held._stop.set()
-    held._thread.join(timeout=10)
+    held.stop_renewing()
     records = server.request_log[start:]
     assert controller_writes(records) == 0, "a standby wrote while another process led"
     standby_lease_writes = len(lease_writes(server, start)) - (held.writes - 1)
