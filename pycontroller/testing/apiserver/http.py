@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
-from pycontroller.testing.apiserver import protobuf, reviews
+from pycontroller.testing.apiserver import listoptions, partial, protobuf, reviews
 from pycontroller.testing.apiserver.auth import authorize_request
 from pycontroller.testing.apiserver.decode import decode_body
 from pycontroller.testing.apiserver.discovery import discovery_response, version_info
@@ -53,7 +53,7 @@ from pycontroller.testing.apiserver.status import (
     request_entity_too_large,
 )
 from pycontroller.testing.apiserver.table import to_table
-from pycontroller.testing.apiserver.watch import Watcher
+from pycontroller.testing.apiserver.watch import INITIAL_EVENTS_END, Watcher
 
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.server import APIServer
@@ -74,6 +74,12 @@ MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 _DRAIN_MAX = 64 * 1024 * 1024
 
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+# A watch writes its events in chunks of about this many bytes (or 256 events).
+_STREAM_CHUNK = 64 * 1024
+# How long a watch with sendInitialEvents waits for a resourceVersion the
+# storage has not reached before answering "Too large resource version"
+# (the watch cache's blockTimeout).
+_FRESHNESS_WAIT = 3.0
 
 
 @dataclass
@@ -385,6 +391,9 @@ class _Handler(BaseHTTPRequestHandler):
                     limit = int(params.get("limit") or 0)
                 except ValueError as err:
                     raise bad_request(f"invalid limit: {params.get('limit')}") from err
+                causes = listoptions.validate_list_send_initial_events(params)
+                if causes:
+                    raise listoptions.invalid_list_options(causes)
                 out = app.rest.list(
                     rt,
                     r.namespace,
@@ -584,6 +593,9 @@ class _Handler(BaseHTTPRequestHandler):
         if table is not None:
             body = _json.dumps(to_table(rt, obj, include_object=table))
             raise _Response(code, body, JSON, headers)
+        target = partial.partial_target(accept)
+        if target is not None:
+            raise _Response(code, _json.dumps(partial.transform(rt, obj, target)), JSON, headers)
         items = obj.get("items")
         if not rt.is_crd and isinstance(items, list):
             # kube-apiserver's JSON serializer drops TypeMeta on the items of a
@@ -652,17 +664,51 @@ class _Handler(BaseHTTPRequestHandler):
             timeout = 0.0
         rv_param = params.get("resourceVersion") or ""
         bookmarks = _truthy(params.get("allowWatchBookmarks"))
-        send_initial = _truthy(params.get("sendInitialEvents"))
-        initial = rv_param in ("", "0") or send_initial
-        since: int | None = None
+        watch_list = app.watch_list
+        if watch_list == "ignore":
+            # A server (or proxy) that predates streaming lists: it drops their
+            # parameters and serves a legacy watch (no end-of-list bookmark).
+            params = {
+                k: v
+                for k, v in params.items()
+                if k not in ("sendInitialEvents", "resourceVersionMatch")
+            }
+        causes = listoptions.validate_watch_options(params, watch_list_enabled=bool(watch_list))
+        if causes:
+            raise listoptions.invalid_list_options(causes)
+        send_initial_param = params.get("sendInitialEvents")
+        send_initial = _truthy(send_initial_param)
         requested = parse_resource_version(rv_param)
-        if not initial:
-            since = requested
+        since: int | None = None
+        too_large: StatusError | None = None
+        if send_initial:
+            # The state "not older than" the resourceVersion ("" / "0": the
+            # current one), then its changes (the cacher's waitUntilFreshAndBlock).
+            initial = True
+            if requested:
+                too_large = self._wait_for_resource_version(requested)
+        elif send_initial_param is not None:
+            # sendInitialEvents=false: no initial state; "" and "0" watch from now.
+            initial = False
+            since = requested or app.storage.resource_version
+        else:
+            initial = rv_param in ("", "0")
+            if not initial:
+                since = requested
         watcher = Watcher(rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog))
-        table = self._table_mode(self.headers.get("Accept") or "")
+        watcher.initial_end = send_initial and bookmarks
+        accept = self.headers.get("Accept") or ""
+        table = self._table_mode(accept)
+        target = partial.partial_target(accept) if table is None else None
+        bookmark_type = (rt.kind, rt.api_version)
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         if table is not None:
             convert = lambda o: to_table(rt, app.rest.out(rt, o), include_object=table)  # noqa: E731
+        elif target is not None:
+            # A metadata-only watch: every object (bookmarks too) as PartialObjectMetadata.
+            meta_api_version = target[1]
+            convert = lambda o: partial.as_partial(o, meta_api_version)  # noqa: E731
+            bookmark_type = (partial.PARTIAL, meta_api_version)
         elif rt.extra.get("stored_as"):
             # Another type's storage (events.k8s.io): convert each object.
             convert = lambda o: app.rest.out(rt, o)  # noqa: E731
@@ -674,12 +720,15 @@ class _Handler(BaseHTTPRequestHandler):
 
         watcher.on_abort = abort
         error_event: bytes | None = None
-        try:
-            app.storage.watch(watcher, since=since, initial=initial)
-        except StatusError as err:
-            if err.code != 410:
-                raise
-            error_event = _json.dumps({"type": "ERROR", "object": err.body}) + b"\n"
+        if too_large is not None:
+            error_event = _json.dumps({"type": "ERROR", "object": too_large.body}) + b"\n"
+        else:
+            try:
+                app.storage.watch(watcher, since=since, initial=initial)
+            except StatusError as err:
+                if err.code != 410:
+                    raise
+                error_event = _json.dumps({"type": "ERROR", "object": err.body}) + b"\n"
         # Headers: stream starts.
         app.record("GET", self.path, 200)
         self.send_response(200)
@@ -698,7 +747,7 @@ class _Handler(BaseHTTPRequestHandler):
                 rt,
                 timeout,
                 bookmarks,
-                send_initial,
+                bookmark_type,
                 convert,
             )
         except Exception:
@@ -714,15 +763,37 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-    def _bookmark(self, rt: ResourceType, rv: int, *, initial_end: bool = False) -> bytes:
+    def _wait_for_resource_version(self, requested: int) -> StatusError | None:
+        """None once the storage has reached ``requested``; after
+        ``_FRESHNESS_WAIT`` seconds in vain, the watch cache's "Too large
+        resource version" error."""
+        app = self.server.app
+        deadline = time.monotonic() + _FRESHNESS_WAIT
+        while True:
+            current = app.storage.resource_version
+            if current >= requested:
+                return None
+            if time.monotonic() >= deadline or app.stopping.is_set():
+                return listoptions.too_large_resource_version(requested, current)
+            time.sleep(0.05)
+
+    def _bookmark(
+        self,
+        rt: ResourceType,
+        rv: int,
+        *,
+        initial_end: bool = False,
+        type_meta: tuple[str, str] | None = None,
+    ) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if initial_end:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+            meta["annotations"] = {listoptions.INITIAL_EVENTS_ANNOTATION: "true"}
+        kind, api_version = type_meta or (rt.kind, rt.api_version)
         return (
             _json.dumps(
                 {
                     "type": "BOOKMARK",
-                    "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta},
+                    "object": {"kind": kind, "apiVersion": api_version, "metadata": meta},
                 }
             )
             + b"\n"
@@ -734,19 +805,24 @@ class _Handler(BaseHTTPRequestHandler):
         rt: ResourceType,
         timeout: float | None,
         bookmarks: bool,
-        send_initial: bool,
+        bookmark_type: tuple[str, str],
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         """Write queued events until timeout, close, drop or server stop.
 
         ``convert`` turns each object into what is sent (a Table for
-        ``as=Table`` watches); events are otherwise encoded once and shared."""
+        ``as=Table`` watches); events are otherwise encoded once and shared.
+        Events go out in chunks of at most 256 events or about
+        ``_STREAM_CHUNK`` bytes, so streaming the initial state of a large
+        collection holds little more than one chunk at a time. The
+        ``INITIAL_EVENTS_END`` marker becomes the bookmark annotated
+        ``k8s.io/initial-events-end`` at the resourceVersion of the initial
+        state (``bookmark_type`` is its kind and apiVersion)."""
         app = self.server.app
         start = time.monotonic()
         deadline = start + timeout if timeout is not None else None
         interval = max(0.01, app.bookmark_interval)
         next_bookmark = start + interval
-        pending_initial_end = send_initial and bookmarks
         api_version = rt.api_version
         try:
             while True:
@@ -763,14 +839,19 @@ class _Handler(BaseHTTPRequestHandler):
                     wait = min(wait, deadline - now)
                 if bookmarks:
                     wait = min(wait, max(0.0, next_bookmark - now))
-                if pending_initial_end:
-                    wait = 0.0
                 item = watcher.next(wait)
                 if item is not None:
                     buf = bytearray()
                     n = 0
                     while item is not None:
-                        if convert is not None:
+                        if item.type == INITIAL_EVENTS_END:
+                            buf += self._bookmark(
+                                rt,
+                                watcher.initial_rv or 0,
+                                initial_end=True,
+                                type_meta=bookmark_type,
+                            )
+                        elif convert is not None:
                             obj = item.event.obj if item.event is not None else item.obj or {}
                             buf += _json.dumps({"type": item.type, "object": convert(obj)}) + b"\n"
                         elif item.event is not None:
@@ -782,16 +863,10 @@ class _Handler(BaseHTTPRequestHandler):
                                 obj["apiVersion"] = api_version
                             buf += _json.dumps({"type": item.type, "object": obj}) + b"\n"
                         n += 1
-                        if n >= 256:
+                        if n >= 256 or len(buf) >= _STREAM_CHUNK:
                             break
                         item = watcher.next(0) if watcher.backlog() else None
                     self._chunk(bytes(buf))
-                    continue
-                if pending_initial_end:
-                    rv = app.storage.bookmark_rv(watcher)
-                    if rv is not None:
-                        self._chunk(self._bookmark(rt, rv, initial_end=True))
-                        pending_initial_end = False
                     continue
                 if self._peer_closed():
                     self.close_connection = True
@@ -799,7 +874,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if bookmarks and time.monotonic() >= next_bookmark:
                     rv = app.storage.bookmark_rv(watcher)
                     if rv is not None:
-                        self._chunk(self._bookmark(rt, rv))
+                        self._chunk(self._bookmark(rt, rv, type_meta=bookmark_type))
                         next_bookmark = time.monotonic() + interval
             self._chunk(b"")
         except OSError:

@@ -158,6 +158,11 @@ class APIServer:
         # Events a watch may have queued but not yet sent before it is closed
         # as too slow (kube-apiserver terminates such watchers too).
         self.max_watch_backlog = 100_000
+        # Streaming lists (watch with sendInitialEvents): True serves them (the
+        # WatchList feature on); False rejects their parameters with 422, as a
+        # server with the feature off; "ignore" drops the parameters and serves
+        # a legacy watch, as a server (or proxy) that predates them.
+        self.watch_list: bool | str = True
         self.registry = Registry(builtin_types())
         self.storage = Storage(history_size)
         self.rest = REST(self.storage, self.registry, Defaulter())

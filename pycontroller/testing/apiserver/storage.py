@@ -193,14 +193,14 @@ class Storage:
         since: int | None,
         initial: bool,
     ) -> None:
-        """Register ``watcher``. ``initial``: first queue a synthetic ADDED for every
-        current matching object. ``since``: first replay retained history newer than
-        it (410 Expired if too old). Atomic with respect to writes."""
+        """Register ``watcher``. ``initial``: first hand it the current objects
+        (``Watcher.set_initial``: references in key order, filtered and sent as
+        ADDED lazily, so nothing is copied). ``since``: first replay retained
+        history newer than it (410 Expired if too old). Atomic with respect to
+        writes."""
         with self.lock:
             if initial:
-                for obj in self.items(watcher.rkey, watcher.namespace):
-                    if watcher.selector.matches(obj):
-                        watcher.push_synthetic("ADDED", obj)
+                watcher.set_initial(self.items(watcher.rkey, watcher.namespace), self._rv)
             elif since is not None:
                 if since < self._complete_from:
                     raise expired(f"too old resource version: {since} ({self._complete_from})")

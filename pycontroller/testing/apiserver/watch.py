@@ -12,6 +12,14 @@ never slowed by a slow reader.
 The HTTP thread that owns the stream pops items with ``next`` and encodes them
 (``Event.encode`` caches the encoded line per apiVersion, so fan-out to many
 watchers encodes each event once).
+
+A watch that starts with the current state (``sendInitialEvents=true``, or a
+legacy watch from resourceVersion "" or "0") gets it through ``set_initial``:
+a list of *references* to the stored objects (never copies, never
+``WatchItem``s), handed out one ADDED item at a time before anything queued,
+so streaming 30,000 objects costs one list of pointers plus what the stream
+encodes at once. ``next`` then hands out one ``INITIAL_EVENTS_END`` item if the
+watch asked for the end-of-initial-events bookmark; queued events follow.
 """
 
 from __future__ import annotations
@@ -25,9 +33,13 @@ from typing import Any
 from pycontroller import _json
 from pycontroller.testing.apiserver.selectors import Selector
 
-__all__ = ["Event", "Watcher"]
+__all__ = ["INITIAL_EVENTS_END", "Event", "WatchItem", "Watcher"]
 
 RKey = tuple[str, str]  # (group, plural)
+
+#: ``WatchItem.type`` of the marker that ends the initial events: the stream
+#: writes the BOOKMARK annotated ``k8s.io/initial-events-end`` there.
+INITIAL_EVENTS_END = "INITIAL_EVENTS_END"
 
 
 @dataclass(eq=False)
@@ -58,7 +70,7 @@ class Event:
         return data
 
 
-@dataclass
+@dataclass(slots=True)
 class WatchItem:
     type: str
     event: Event | None = None  # None for synthetic items
@@ -87,6 +99,16 @@ class Watcher:
         self.closed_reason = ""
         # Set by the HTTP layer: called by ``abort`` to tear the socket down.
         self.on_abort: Any = None
+        # Set by the HTTP layer before registration: hand out an
+        # INITIAL_EVENTS_END item after the initial state (set_initial).
+        self.initial_end = False
+        # The resourceVersion the initial state was taken at (None: no initial state).
+        self.initial_rv: int | None = None
+        # Invariant: _initial[_initial_pos:] are the initial objects not yet
+        # handed out; they all come before anything in _queue.
+        self._initial: list[dict[str, Any]] = []
+        self._initial_pos = 0
+        self._initial_end_pending = False
 
     # --- producer side (storage lock held) ----------------------------------------
 
@@ -122,6 +144,16 @@ class Watcher:
     def push_synthetic(self, etype: str, obj: dict[str, Any]) -> None:
         self._append(WatchItem(etype, None, obj))
 
+    def set_initial(self, objs: list[dict[str, Any]], rv: int) -> None:
+        """The current state at ``rv``: ``objs`` (stored objects, shared, not
+        yet filtered by the selector) go out as ADDED before any queued event.
+        Call under the storage lock, before the watcher is registered."""
+        with self._cond:
+            self._initial = objs
+            self._initial_pos = 0
+            self.initial_rv = rv
+            self._initial_end_pending = self.initial_end
+
     def _append(self, item: WatchItem) -> None:
         overflow = False
         with self._cond:
@@ -148,15 +180,46 @@ class Watcher:
     def next(self, timeout: float | None) -> WatchItem | None:
         """The next item, or None on timeout or when closed."""
         with self._cond:
+            if self._initial and not self.closed:
+                item = self._next_initial_locked()
+                if item is not None:
+                    return item
+            if self._initial_end_pending and not self.closed:
+                self._initial_end_pending = False
+                return WatchItem(INITIAL_EVENTS_END)
             if not self._queue and not self.closed:
                 self._cond.wait(timeout)
             if self._queue and not self.closed:
                 return self._queue.popleft()
             return None
 
+    def _next_initial_locked(self) -> WatchItem | None:
+        """The next initial object the selector matches (None when they are
+        all out; the snapshot list is then released)."""
+        objs = self._initial
+        pos = self._initial_pos
+        sel = self.selector
+        n = len(objs)
+        while pos < n:
+            obj = objs[pos]
+            pos += 1
+            if sel.empty or sel.matches(obj):
+                self._initial_pos = pos
+                return WatchItem("ADDED", None, obj)
+        self._initial = []
+        self._initial_pos = 0
+        return None
+
     def backlog(self) -> int:
+        """Items ``next`` can hand out at once (initial objects counted
+        before selector filtering)."""
         with self._cond:
-            return len(self._queue)
+            return (
+                len(self._queue)
+                + len(self._initial)
+                - self._initial_pos
+                + self._initial_end_pending
+            )
 
     def close(self, reason: str = "closed") -> None:
         with self._cond:
@@ -164,6 +227,9 @@ class Watcher:
                 self.closed = True
                 self.closed_reason = reason
             self._queue.clear()
+            self._initial = []
+            self._initial_pos = 0
+            self._initial_end_pending = False
             self._cond.notify_all()
 
     def abort(self) -> None:
