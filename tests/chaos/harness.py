@@ -48,13 +48,14 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+import yaml
 
 from controllers.balancer import names, reconcile, resources
 from controllers.balancer.validation import validate
@@ -67,6 +68,7 @@ T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[2]
 CRD = REPO / "crds" / "balancer.yaml"
+SAMPLE = REPO / "crds" / "samples" / "balancer.yaml"
 
 #: Namespaces the generated Balancers live in (every name exists in each, so a
 #: controller that confuses namespaces is caught).
@@ -352,7 +354,10 @@ class MutationGenerator:
             target = rng.choice(existing)
             ops = self._possible(self.model[target])
             op = rng.choices(ops, weights=[UPDATE_WEIGHTS[o] for o in ops])[0]
-        spec = self.random_spec() if op == OP_CREATE else self._apply(op, self.model[target])
+        if op == OP_CREATE:
+            spec = sample_spec() if rng.random() < 0.1 else self.random_spec()
+        else:
+            spec = self._apply(op, self.model[target])
         if spec is None:
             del self.model[target]
         else:
@@ -387,6 +392,13 @@ class MutationGenerator:
             self.counts[op] += 1
             out.append(Mutation(op, target[0], target[1], copy.deepcopy(spec)))
         return out
+
+
+def sample_spec() -> Obj:
+    """The spec of ``crds/samples/balancer.yaml`` (the Go project's sample)."""
+    with SAMPLE.open() as f:
+        spec: Obj = yaml.safe_load(f)["spec"]
+    return spec
 
 
 def balancer_object(namespace: str, name: str, spec: Obj) -> Obj:
@@ -1367,14 +1379,3 @@ def run_convergence(
             controller.stop(timeout=10)
         cluster.close()
         server.stop()
-
-
-def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def run_in_thread(target: Callable[[], Any], name: str) -> threading.Thread:
-    t = threading.Thread(target=target, name=name, daemon=True)
-    t.start()
-    return t
