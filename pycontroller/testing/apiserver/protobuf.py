@@ -168,8 +168,9 @@ def _is_repeated(fd: FieldDescriptor) -> bool:
 
 # --- special types -------------------------------------------------------------
 
-_GO_UNITS = (("h", 3600 * 10**9), ("m", 60 * 10**9), ("s", 10**9))
-_SMALL_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6}
+# time.ParseDuration's units, in nanoseconds (µ as U+00B5 and U+03BC).
+_DURATION_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6,
+                   "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}  # fmt: skip
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
@@ -213,9 +214,7 @@ def _parse_duration(text: str) -> int:
     for m in _DURATION_PART.finditer(s):
         if m.start() != pos:
             break
-        unit = m.group(2)
-        size = _SMALL_UNITS.get(unit) or dict(_GO_UNITS)[unit]
-        total += float(m.group(1)) * size
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
         pos = m.end()
     if pos != len(s) or not s:
         raise ValueError(f'time: invalid duration "{text}"')
