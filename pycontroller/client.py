@@ -38,6 +38,12 @@ Behaviour worth knowing:
   read times out (``timeout_seconds`` + ``WATCH_READ_SLACK``: a dead
   connection cannot hang a reader forever) or ``close()`` is called — from
   any thread, which wakes a blocked reader at once.
+- ``metadata_only=True`` makes ``list``, ``watch`` and ``get`` ask for
+  ``PartialObjectMetadata`` (client-go's ``metadata`` client: the ``Accept``
+  headers ``METADATA_LIST_ACCEPT``/``METADATA_ACCEPT``): objects are
+  ``{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+  "metadata": {...}}`` and lists ``PartialObjectMetadataList``. Writes still
+  send and return full objects.
 - Metrics (Prometheus default registry): ``rest_client_requests_total{code,
   method,host}`` and ``rest_client_request_duration_seconds{verb,host}``
   (time to response headers).
@@ -69,6 +75,8 @@ from .flowcontrol import TokenBucket
 __all__ = [
     "DEFAULT_BURST",
     "DEFAULT_QPS",
+    "METADATA_ACCEPT",
+    "METADATA_LIST_ACCEPT",
     "PATCH_CONTENT_TYPES",
     "WATCH_DECODE_ERROR_CAUSE",
     "RateLimiter",
@@ -107,6 +115,11 @@ _TRANSPORT_RETRIES = urllib3.Retry(
     raise_on_status=False,
     respect_retry_after_header=False,
 )
+
+#: ``Accept`` of a metadata-only list (client-go ``metadata`` client, JSON only).
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#: ``Accept`` of a metadata-only get or watch.
+METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
@@ -470,12 +483,14 @@ class ResourceClient:
         request_timeout: float | None = 60.0,
         max_retries: int = 10,
         clock: Clock = REAL_CLOCK,
+        metadata_only: bool = False,
     ) -> None:
         self.api_client = api_client
         self.group = group
         self.version = version
         self.plural = plural
         self.namespaced = namespaced
+        self.metadata_only = metadata_only
         self.request_timeout = request_timeout
         self.max_retries = max_retries
         self._clock = clock
@@ -548,6 +563,7 @@ class ResourceClient:
         body: bytes | None = None,
         content_type: str | None = None,
         read_timeout: float | None,
+        accept: str = "application/json",
     ) -> Any:
         """Send one request (rate-limited) and return the unread urllib3 response.
 
@@ -562,7 +578,7 @@ class ResourceClient:
         for key, value in (getattr(self.api_client, "default_headers", None) or {}).items():
             headers[str(key)] = str(value)
         headers.update(_auth_headers(self.api_client))
-        headers["Accept"] = "application/json"
+        headers["Accept"] = accept
         if content_type is not None:
             headers["Content-Type"] = content_type
         connect = CONNECT_TIMEOUT if read_timeout is None else min(CONNECT_TIMEOUT, read_timeout)
@@ -607,6 +623,7 @@ class ResourceClient:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        accept: str = "application/json",
     ) -> dict[str, Any]:
         """A complete request/response exchange with 429 Retry-After handling."""
         payload: bytes | None = None
@@ -627,6 +644,7 @@ class ResourceClient:
                     body=payload,
                     content_type=content_type if payload is not None else None,
                     read_timeout=self.request_timeout,
+                    accept=accept,
                 )
             except ApiError as err:
                 retry_after = getattr(err, "retry_after", None)
@@ -662,7 +680,8 @@ class ResourceClient:
         ``field_selector``, ``limit``, ``continue_`` (or ``_continue``),
         ``resource_version``, ``resource_version_match``, ``timeout_seconds``...
         """
-        result = self._call("GET", self._path(namespace), query=params)
+        accept = METADATA_LIST_ACCEPT if self.metadata_only else "application/json"
+        result = self._call("GET", self._path(namespace), query=params, accept=accept)
         if result.get("items") is None:
             result["items"] = []
         return result
@@ -695,11 +714,13 @@ class ResourceClient:
             else WATCH_DEFAULT_READ_TIMEOUT
         )
         path = self._path(namespace)
-        resp = self._open("GET", path, query=query, read_timeout=read_timeout)
+        accept = METADATA_ACCEPT if self.metadata_only else "application/json"
+        resp = self._open("GET", path, query=query, read_timeout=read_timeout, accept=accept)
         return WatchStream(resp, f"{self.resource} from rv {resource_version}")
 
     def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
-        return self._call("GET", self._path(self._ns_for_item(namespace), name))
+        accept = METADATA_ACCEPT if self.metadata_only else "application/json"
+        return self._call("GET", self._path(self._ns_for_item(namespace), name), accept=accept)
 
     def create(
         self, obj: Mapping[str, Any], namespace: str | None = None, **params: Any

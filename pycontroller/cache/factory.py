@@ -5,6 +5,16 @@ asking twice for the same resource returns the same informer, so each
 resource is listed and watched once however many controllers use it.
 Informers made by the factory index by namespace (``NAMESPACE_INDEX``).
 
+A metadata-only informer (``for_resource(..., metadata_only=True)``, client-go's
+``metadatainformer``) is another informer of the same resource: it lists and
+watches with ``Accept: ...;as=PartialObjectMetadata[List]`` and caches
+``PartialObjectMetadata`` dicts (``kind``, ``apiVersion: meta.k8s.io/v1``,
+``metadata`` only), a fraction of the memory of whole objects. It is keyed
+``"group/version/plural#metadata"``.
+
+Informers stream their initial list when the server supports it
+(``use_watch_list``, see ``Reflector``).
+
 Lifecycle: ``for_resource`` (and ``lister``) any number of times, then
 ``start(stop)`` (starts every informer not yet started; call again after
 adding more), ``wait_for_cache_sync(stop)``, and finally ``shutdown()``
@@ -36,9 +46,11 @@ _T = TypeVar("_T")
 _STOP_POLL = 0.1
 
 
-def resource_key(group: str, version: str, plural: str) -> str:
-    """``"group/version/plural"`` (``"/v1/pods"`` for the core group)."""
-    return f"{group}/{version}/{plural}"
+def resource_key(group: str, version: str, plural: str, metadata_only: bool = False) -> str:
+    """``"group/version/plural"`` (``"/v1/pods"`` for the core group), with
+    ``"#metadata"`` appended for a metadata-only informer."""
+    key = f"{group}/{version}/{plural}"
+    return f"{key}#metadata" if metadata_only else key
 
 
 class SharedInformerFactory:
@@ -49,7 +61,8 @@ class SharedInformerFactory:
     applies to every informer. ``resync_period`` is each informer's default
     handler resync period. Keyword-only: ``field_selector``, ``transform``
     (applied to every object before caching, e.g. dropping managedFields),
-    ``clock``. Thread-safe.
+    ``clock``, ``use_watch_list`` (each reflector's, see ``Reflector``).
+    Thread-safe.
     """
 
     def __init__(
@@ -62,8 +75,10 @@ class SharedInformerFactory:
         field_selector: str | None = None,
         transform: Callable[[Any], Any] | None = None,
         clock: Clock = REAL_CLOCK,
+        use_watch_list: bool | None = None,
     ) -> None:
         self.api_client = api_client
+        self.use_watch_list = use_watch_list
         self.resync_period = float(resync_period)
         self.namespace = namespace
         self.label_selector = label_selector
@@ -82,21 +97,26 @@ class SharedInformerFactory:
         version: str,
         plural: str,
         namespaced: bool = True,
+        metadata_only: bool = False,
         *,
         indexers: Mapping[str, IndexFunc] | None = None,
         resync_period: float | None = None,
     ) -> SharedIndexInformer:
         """The shared informer of ``group/version/plural`` (created on first request).
 
+        ``metadata_only``: the resource's metadata-only informer instead (a
+        different informer, caching ``PartialObjectMetadata`` dicts).
         ``indexers`` and ``resync_period`` only apply when the informer is
         created; add indexes to an existing one with ``add_indexers``.
         """
-        key = resource_key(group, version, plural)
+        key = resource_key(group, version, plural, metadata_only)
         with self._lock:
             informer = self._informers.get(key)
             if informer is not None:
                 return informer
-            client = ResourceClient(self.api_client, group, version, plural, namespaced)
+            client = ResourceClient(
+                self.api_client, group, version, plural, namespaced, metadata_only=metadata_only
+            )
             lw = ListWatch.from_client(
                 client,
                 namespace=self.namespace if namespaced else None,
@@ -112,30 +132,46 @@ class SharedInformerFactory:
                 self.transform,
                 key,
                 clock=self._clock,
+                use_watch_list=self.use_watch_list,
             )
             self._informers[key] = informer
             return informer
 
     @overload
-    def lister(self, group: str, version: str, plural: str) -> Lister[Any]: ...
+    def lister(
+        self, group: str, version: str, plural: str, *, metadata_only: bool = False
+    ) -> Lister[Any]: ...
 
     @overload
-    def lister(self, group: str, version: str, plural: str, *, type: type[_T]) -> Lister[_T]: ...
+    def lister(
+        self, group: str, version: str, plural: str, *, type: type[_T], metadata_only: bool = False
+    ) -> Lister[_T]: ...
 
-    def lister(self, group: str, version: str, plural: str, *, type: object = None) -> Lister[Any]:
+    def lister(
+        self,
+        group: str,
+        version: str,
+        plural: str,
+        *,
+        type: object = None,
+        metadata_only: bool = False,
+    ) -> Lister[Any]:
         """A ``Lister`` over the cache of that resource's informer (created if needed).
 
         ``type`` (e.g. a ``TypedDict`` from ``python -m pycontroller.gen``) only
         tells mypy what the cached dicts look like: ``Lister[type]``. It is not
         used at run time; annotating the result (``x: Lister[Network] =
-        factory.lister(...)``) does the same.
+        factory.lister(...)``) does the same. ``metadata_only``: over the
+        metadata-only informer's cache.
         """
         from .lister import Lister
 
-        return Lister(self.for_resource(group, version, plural).get_indexer(), resource=plural)
+        informer = self.for_resource(group, version, plural, metadata_only=metadata_only)
+        return Lister(informer.get_indexer(), resource=plural)
 
     def informers(self) -> dict[str, SharedIndexInformer]:
-        """Every informer made so far, keyed ``"group/version/plural"``."""
+        """Every informer made so far, keyed ``"group/version/plural"`` (metadata-only
+        ones ``"group/version/plural#metadata"``)."""
         with self._lock:
             return dict(self._informers)
 

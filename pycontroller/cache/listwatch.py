@@ -11,6 +11,13 @@ A ``ListerWatcher`` has two methods, both taking keyword options only:
 - ``watch(*, resource_version, timeout_seconds, allow_bookmarks) -> Watch``:
   an iterator of events ``{"type": ..., "object": {...}}``.
 
+A ListerWatcher that can serve streaming lists (its ``watch`` takes
+``send_initial_events=True`` and ``resource_version_match="NotOlderThan"`` and
+the server answers with the initial state and the bookmark annotated
+``k8s.io/initial-events-end``) says so with a true ``supports_watch_list``
+attribute; reflectors stream only from those unless told otherwise
+(``Reflector(use_watch_list=True)``). ``ListWatch.from_client`` does.
+
 A ``Watch`` may also have ``close()``; the reflector calls it *from another
 thread* to stop a watch whose reader is blocked, so ``close`` must be
 thread-safe and must make a blocked ``next()`` return (``WatchStream`` does;
@@ -46,10 +53,18 @@ class ListWatch:
     options described in the module docstring.
     """
 
-    def __init__(self, list_func: ListFunc, watch_func: WatchFunc, *, name: str = "") -> None:
+    def __init__(
+        self,
+        list_func: ListFunc,
+        watch_func: WatchFunc,
+        *,
+        name: str = "",
+        supports_watch_list: bool = False,
+    ) -> None:
         self.list_func = list_func
         self.watch_func = watch_func
         self.name = name
+        self.supports_watch_list = supports_watch_list
 
     def list(self, **options: Any) -> dict[str, Any]:
         return self.list_func(**options)
@@ -110,4 +125,6 @@ class ListWatch:
             )
 
         where = f" in {namespace}" if namespace else ""
-        return cls(list_func, watch_func, name=f"{client.resource}{where}")
+        return cls(
+            list_func, watch_func, name=f"{client.resource}{where}", supports_watch_list=True
+        )

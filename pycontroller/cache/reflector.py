@@ -38,6 +38,41 @@ skipped silently:
   resourceVersion on;
 - a store that raises while applying an event is logged; the watch continues.
 
+**Streaming lists** (WatchList, KEP-3157; client-go 1.35's default). With
+``use_watch_list=None`` (the default) a reflector whose ListerWatcher declares
+``supports_watch_list`` (``ListWatch.from_client`` does; scripted fakes do
+not, so they are always listed) and ``True`` for any ListerWatcher replace step
+1 by one watch with ``send_initial_events=True``,
+``resource_version_match="NotOlderThan"`` and bookmarks, from the last synced
+RV (``""``, a consistent read, the first time or after a 410/too large RV):
+
+- the server sends ADDED for every object, then a BOOKMARK annotated
+  ``k8s.io/initial-events-end: "true"`` at the list's RV. The streamed objects
+  are collected apart from the store (keyed by namespace/name) and, at the
+  bookmark, handed over with one ``store.replace(objs, rv)`` exactly as a
+  LIST's items are (so objects gone since the last list are deleted as
+  ``DeletedFinalStateUnknown`` and the store syncs at that replace); the
+  watch then goes on *on the same stream*;
+- a 410/Expired or "too large resource version" while streaming starts the
+  stream again at once from ``""``; 429 and connection refused back off and
+  retry; a stream that ends early is reopened;
+- the reflector falls back to paged LIST + watch by itself when the server
+  does not support streaming lists: the watch is refused with a 4xx other
+  than 410/429 (kube-apiserver without the WatchList feature answers 422),
+  the ListerWatcher rejects the options (``TypeError``), or the server
+  ignores them: a BOOKMARK without the annotation arrives first, or
+  ``watch_list_timeout`` seconds pass without any event and without the end
+  bookmark. It remembers that and lists on every later relist. Any other
+  failure of the stream falls back to LIST for this attempt only (as
+  client-go);
+- ``check_watch_list_consistency`` (default: the environment variable
+  ``KUBE_WATCHLIST_INCONSISTENCY_DETECTOR``, parsed as Go's ParseBool, as
+  client-go's data consistency detector) LISTs at the bookmark's RV
+  (``resourceVersionMatch=Exact``) before the replace and compares the
+  objects (by uid); a difference is logged as an error and raises
+  ``WatchListInconsistencyError``, which ends ``run`` (client-go panics):
+  meant for tests and CI, never production.
+
 While watching, a helper thread calls ``store.resync()`` every
 ``resync_period`` seconds (when ``should_resync()`` allows) and, once
 ``stop`` is set, closes the open watch so a blocked read returns at once.
@@ -50,6 +85,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -67,9 +103,13 @@ from .store import ReflectorStore
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_WATCH_LIST_TIMEOUT",
+    "INITIAL_EVENTS_ANNOTATION",
+    "WATCH_LIST_INCONSISTENCY_DETECTOR_ENV",
     "ExponentialBackoff",
     "Reflector",
     "VeryShortWatchError",
+    "WatchListInconsistencyError",
 ]
 
 logger = logging.getLogger(__name__)
@@ -84,6 +124,14 @@ _POLL = 0.05
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
 # Watch events are counted locally and added to the metric in batches.
 _METRIC_FLUSH = 256
+#: ``metav1.InitialEventsAnnotationKey``: the bookmark that ends a streamed list.
+INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"
+#: Seconds a streamed list may go without any event and without its end bookmark
+#: before the server is taken not to support streaming lists.
+DEFAULT_WATCH_LIST_TIMEOUT = 5.0
+#: client-go's switch for the watch-list data consistency detector.
+WATCH_LIST_INCONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
+_GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
 
 
 def _metric(factory: Any, name: str, doc: str) -> Any:
@@ -109,6 +157,16 @@ _DECODE_ERRORS = _metric(
 )
 _LAST_RV = _metric(
     Gauge, "reflector_last_resource_version", "Last resourceVersion a reflector synced (numeric)."
+)
+_WATCH_LISTS = _metric(
+    Counter,
+    "reflector_watch_lists_total",
+    "Lists a reflector received as a stream (watch with sendInitialEvents).",
+)
+_WATCH_LIST_FALLBACKS = _metric(
+    Counter,
+    "reflector_watch_list_fallbacks_total",
+    "Streamed lists given up for a paged LIST.",
 )
 
 
@@ -152,8 +210,21 @@ class VeryShortWatchError(Exception):
     """A watch closed less than a second after opening without delivering any event."""
 
 
+class WatchListInconsistencyError(AssertionError):
+    """The consistency check found a streamed list that differs from a LIST at its
+    resourceVersion (client-go panics; ``Reflector.run`` lets this through)."""
+
+
 class _StopRequested(Exception):
     pass
+
+
+class _WatchListUnsupported(Exception):
+    """The server (or the ListerWatcher) does not do streaming lists."""
+
+
+def _go_parse_bool(value: str | None) -> bool:
+    return value in _GO_TRUE
 
 
 class ExponentialBackoff:
@@ -252,8 +323,12 @@ class Reflector:
     and ``resync``. Keyword-only: ``clock`` (backoff, resync, short-watch
     detection), ``backoff`` (an ``ExponentialBackoff``), ``should_resync``
     (asked each time the resync timer fires; the informer's processor uses
-    it), ``watch_error_handler(reflector, err)`` and ``rand`` (for the watch
-    timeout). One Reflector must be run by one thread at a time.
+    it), ``watch_error_handler(reflector, err)``, ``rand`` (for the watch
+    timeout), ``use_watch_list`` (None: stream the list when the
+    ListerWatcher supports it, falling back to LIST; True: try streaming
+    with any ListerWatcher; False: always LIST), ``watch_list_timeout`` and
+    ``check_watch_list_consistency`` (see the module docstring). One
+    Reflector must be run by one thread at a time.
     """
 
     def __init__(
@@ -269,8 +344,23 @@ class Reflector:
         should_resync: Callable[[], bool] | None = None,
         watch_error_handler: Callable[[Reflector, BaseException], None] | None = None,
         rand: Callable[[], float] = random.random,
+        use_watch_list: bool | None = None,
+        watch_list_timeout: float = DEFAULT_WATCH_LIST_TIMEOUT,
+        check_watch_list_consistency: bool | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher
+        self.use_watch_list = use_watch_list
+        self.watch_list_timeout = float(watch_list_timeout)
+        if check_watch_list_consistency is None:
+            check_watch_list_consistency = _go_parse_bool(
+                os.environ.get(WATCH_LIST_INCONSISTENCY_DETECTOR_ENV)
+            )
+        self.check_watch_list_consistency = check_watch_list_consistency
+        # Set once the server showed it does not do streaming lists: every
+        # later (re)list is a paged LIST.
+        self._watch_list_unsupported = False
+        # Events seen by the streamed list in progress (read by its watchdog).
+        self._watch_list_progress = 0
         self.store = store
         self.name = name or getattr(lister_watcher, "name", "") or "reflector"
         self.resync_period = float(resync_period)
@@ -295,6 +385,8 @@ class Reflector:
         self._m_relists = _RELISTS.labels(self.name)
         self._m_decode_errors = _DECODE_ERRORS.labels(self.name)
         self._m_last_rv = _LAST_RV.labels(self.name)
+        self._m_watch_lists = _WATCH_LISTS.labels(self.name)
+        self._m_watch_list_fallbacks = _WATCH_LIST_FALLBACKS.labels(self.name)
 
     # ------------------------------------------------------------------ state
 
@@ -316,6 +408,23 @@ class Reflector:
                 return ""
             return self._last_sync_rv or "0"
 
+    def _rewatch_resource_version(self) -> str:
+        """Where a streamed list starts: the last synced RV ("not older than"),
+        or "" (the most recent, consistent) the first time or once it was
+        unavailable."""
+        with self._lock:
+            if self._rv_unavailable:
+                return ""
+            return self._last_sync_rv
+
+    def uses_watch_list(self) -> bool:
+        """Whether the next (re)list will be tried as a stream."""
+        if self.use_watch_list is False or self._watch_list_unsupported:
+            return False
+        if self.use_watch_list:
+            return True
+        return bool(getattr(self.lister_watcher, "supports_watch_list", False))
+
     # ------------------------------------------------------------------ run loop
 
     def run(self, stop: threading.Event) -> None:
@@ -324,6 +433,9 @@ class Reflector:
         while not stop.is_set():
             try:
                 self.list_and_watch(stop)
+            except WatchListInconsistencyError:
+                logger.exception("%s: stopping: the streamed list was inconsistent", self.name)
+                raise
             except Exception as err:  # every list/watch failure is retried with backoff
                 if stop.is_set():
                     break
@@ -345,11 +457,17 @@ class Reflector:
         """
         if stop.is_set():
             return
+        watch: Iterator[dict[str, Any]] | None = None
         try:
-            self._list(stop)
+            if self.uses_watch_list():
+                watch = self._watch_list_or_none(stop)
+            if watch is None:
+                self._list(stop)
         except _StopRequested:
             return
         if stop.is_set():
+            if watch is not None:
+                self._close_quietly(watch)
             return
         done = threading.Event()
         self._resync_error = None
@@ -358,7 +476,7 @@ class Reflector:
         )
         helper.start()
         try:
-            self._watch_loop(stop)
+            self._watch_loop(stop, watch)
         finally:
             done.set()
             helper.join()
@@ -442,23 +560,315 @@ class Reflector:
                     self._paginated_result = True
                 return items, str(meta.get("resourceVersion") or "")
 
+    # ------------------------------------------------------------------ streamed list
+
+    def _watch_list_or_none(self, stop: threading.Event) -> Iterator[dict[str, Any]] | None:
+        """The open stream after a streamed list was applied, or None to LIST instead."""
+        try:
+            return self._watch_list(stop)
+        except (_StopRequested, WatchListInconsistencyError):
+            raise
+        except _WatchListUnsupported as err:
+            self._watch_list_unsupported = True
+            self._m_watch_list_fallbacks.inc()
+            logger.info(
+                "%s: the server does not support streaming lists (%s); listing from now on",
+                self.name,
+                err,
+            )
+        except Exception as err:
+            if stop.is_set():
+                raise _StopRequested() from err
+            self._m_watch_list_fallbacks.inc()
+            logger.warning(
+                "%s: the streamed list ended with an error, falling back to LIST/WATCH "
+                "(making progress is better than deadlocking): %s",
+                self.name,
+                err,
+            )
+        return None
+
+    def _watch_list(self, stop: threading.Event) -> Iterator[dict[str, Any]]:
+        """client-go's ``watchList``: stream the state, replace the store, return the stream."""
+        while True:
+            if stop.is_set():
+                raise _StopRequested()
+            rv = self._rewatch_resource_version()
+            start = self._clock.now()
+            try:
+                watch = self.lister_watcher.watch(
+                    resource_version=rv,
+                    timeout_seconds=self._watch_timeout(),
+                    allow_bookmarks=True,
+                    send_initial_events=True,
+                    resource_version_match="NotOlderThan",
+                )
+            except TypeError as err:
+                raise _WatchListUnsupported(
+                    f"the ListerWatcher rejects the options: {err}"
+                ) from err
+            except Exception as open_err:
+                if stop.is_set():
+                    raise _StopRequested() from open_err
+                if isinstance(open_err, TooManyRequestsError) or _is_connection_refused(open_err):
+                    logger.info(
+                        "%s: streamed list at rv %r failed (%s); backing off",
+                        self.name,
+                        rv,
+                        open_err,
+                    )
+                    self._clock.sleep(self._backoff.next(), stop)
+                    continue
+                if _is_gone(open_err) or _is_too_large_rv(open_err):
+                    with self._lock:
+                        self._rv_unavailable = True
+                    continue
+                if isinstance(open_err, ApiError) and 400 <= open_err.status < 500:
+                    raise _WatchListUnsupported(str(open_err)) from open_err
+                raise
+            self._m_watches.inc()
+            try:
+                result = self._collect_initial_events(watch, stop)
+            except BaseException:
+                self._close_quietly(watch)
+                raise
+            if result is None:  # ended early: stream again from the same RV
+                self._close_quietly(watch)
+                if self._clock.now() - start < VERY_SHORT_WATCH and not stop.is_set():
+                    self._m_short.inc()
+                    raise VeryShortWatchError(
+                        f"very short watch: {self.name}: the streamed list ended at once "
+                        "without its end bookmark"
+                    )
+                continue
+            objs, list_rv = result
+            break
+        with self._lock:
+            self._rv_unavailable = False
+        if self.check_watch_list_consistency:
+            try:
+                self._check_watch_list_consistency(objs, list_rv, stop)
+            except BaseException:
+                self._close_quietly(watch)
+                raise
+        self._lists += 1
+        self._m_lists.inc()
+        self._m_watch_lists.inc()
+        if self._lists > 1:
+            self._m_relists.inc()
+        self._m_list_items.inc(len(objs))
+        try:
+            self.store.replace(objs, list_rv)
+        except BaseException:
+            self._close_quietly(watch)
+            raise
+        self._set_last_sync_rv(list_rv)
+        self._publish_rv(list_rv)
+        logger.debug("%s: streamed %d items at rv %s", self.name, len(objs), list_rv)
+        return watch
+
+    def _collect_initial_events(
+        self, watch: Iterator[dict[str, Any]], stop: threading.Event
+    ) -> tuple[list[Any], str] | None:
+        """Read the initial events up to the end bookmark: ``(objects, list RV)``;
+        None when the stream ended before it. Raises ``_WatchListUnsupported``
+        when the server shows it ignored the request, an ``ApiError`` for an
+        ERROR event (410 and too-large RV mark the RV unavailable first)."""
+        with self._lock:
+            self._watch = watch
+        self._watch_list_progress = 0
+        idle = threading.Event()
+        done = threading.Event()
+        watchdog = threading.Thread(
+            target=self._watch_list_watchdog,
+            args=(watch, stop, done, idle),
+            name=f"reflector-{self.name}-watchlist",
+            daemon=True,
+        )
+        watchdog.start()
+        # Keyed by namespace/name, in arrival order: what a temporary store holds.
+        items: dict[tuple[Any, Any], Any] = {}
+        try:
+            for event in watch:
+                self._watch_list_progress += 1
+                etype = event.get("type")
+                obj = event.get("object")
+                if etype == "ADDED" and type(obj) is dict:
+                    meta = obj.get("metadata")
+                    if type(meta) is dict:  # the hot path: one per object
+                        items[(meta.get("namespace"), meta.get("name"))] = obj
+                        continue
+                if stop.is_set():
+                    raise _StopRequested()
+                if type(obj) is not dict:
+                    logger.error(
+                        "%s: %r event without an object in a streamed list, ignored: %.200r",
+                        self.name,
+                        etype,
+                        event,
+                    )
+                    continue
+                meta = obj.get("metadata")
+                if etype == "ERROR":
+                    code = obj.get("code")
+                    try:
+                        status = int(code) if code else 500
+                    except (TypeError, ValueError):
+                        status = 500
+                    err = api_error_from_status(status, obj)
+                    if _is_gone(err) or _is_too_large_rv(err):
+                        with self._lock:
+                            self._rv_unavailable = True
+                    raise err
+                if type(meta) is not dict:
+                    logger.error(
+                        "%s: %s event whose object has no metadata in a streamed list, "
+                        "ignored: %.200r",
+                        self.name,
+                        etype,
+                        obj,
+                    )
+                    continue
+                if etype == "BOOKMARK":
+                    annotations = meta.get("annotations")
+                    if (
+                        type(annotations) is dict
+                        and annotations.get(INITIAL_EVENTS_ANNOTATION) == "true"
+                    ):
+                        return list(items.values()), str(meta.get("resourceVersion") or "")
+                    # kube-apiserver sends no other bookmark before this one.
+                    raise _WatchListUnsupported(
+                        "a bookmark without the k8s.io/initial-events-end annotation came first"
+                    )
+                key = (meta.get("namespace"), meta.get("name"))
+                if etype in ("ADDED", "MODIFIED"):
+                    items[key] = obj
+                elif etype == "DELETED":
+                    items.pop(key, None)
+                else:
+                    logger.error(
+                        "%s: unable to understand watch event of type %r, ignored: %.200r",
+                        self.name,
+                        etype,
+                        event,
+                    )
+        finally:
+            done.set()
+            watchdog.join()
+            with self._lock:
+                self._watch = None
+        if stop.is_set():
+            raise _StopRequested()
+        if idle.is_set():
+            raise _WatchListUnsupported(
+                f"no event and no end bookmark for {self.watch_list_timeout:g}s "
+                f"({len(items)} objects received)"
+            )
+        return None
+
+    def _watch_list_watchdog(
+        self,
+        watch: Iterator[dict[str, Any]],
+        stop: threading.Event,
+        done: threading.Event,
+        idle: threading.Event,
+    ) -> None:
+        """Close the stream when ``stop`` is set, or when it makes no progress
+        for ``watch_list_timeout`` seconds (``idle``: a server that ignored the
+        request and is now just watching)."""
+        seen = -1
+        since = self._clock.now()
+        while not done.wait(_POLL):
+            if stop.is_set():
+                self._close_quietly(watch)
+                return
+            progress = self._watch_list_progress
+            now = self._clock.now()
+            if progress != seen:
+                seen, since = progress, now
+            elif now - since >= self.watch_list_timeout:
+                idle.set()
+                self._close_quietly(watch)
+                return
+
+    def _check_watch_list_consistency(
+        self, objs: list[Any], rv: str, stop: threading.Event
+    ) -> None:
+        """client-go's ``checkDataConsistency``: LIST at exactly ``rv`` and compare."""
+        logger.warning(
+            "%s: data consistency check for the streamed list is enabled: one more LIST", self.name
+        )
+        while True:
+            if stop.is_set():
+                raise _StopRequested()
+            try:
+                page = self.lister_watcher.list(
+                    resource_version=rv,
+                    limit=None,
+                    continue_=None,
+                    resource_version_match="Exact",
+                )
+                break
+            except Exception as err:  # retried until stop, as client-go
+                logger.error(
+                    "%s: the consistency check's LIST failed, retrying: %s", self.name, err
+                )
+                self._clock.sleep(1.0, stop)
+        listed = _page_items(page)
+
+        def by_uid(items: list[Any]) -> dict[Any, Any]:
+            return {
+                (i.get("metadata") or {}).get("uid") or id(i): i for i in items if type(i) is dict
+            }
+
+        want, got = by_uid(listed), by_uid(objs)
+        if want == got and len(listed) == len(objs):
+            return
+        missing = sorted(str(k) for k in want.keys() - got.keys())
+        extra = sorted(str(k) for k in got.keys() - want.keys())
+        changed = sorted(str(k) for k in want.keys() & got.keys() if want[k] != got[k])
+        logger.error(
+            "%s: data inconsistency detected: the streamed list at rv %s differs from a LIST: "
+            "%d missing (uids %s), %d extra (%s), %d different (%s)",
+            self.name,
+            rv,
+            len(missing),
+            missing[:5],
+            len(extra),
+            extra[:5],
+            len(changed),
+            changed[:5],
+        )
+        raise WatchListInconsistencyError(
+            f"data inconsistency detected for {self.name}: the streamed list at rv {rv} "
+            f"differs from a LIST ({len(missing)} missing, {len(extra)} extra, "
+            f"{len(changed)} different)"
+        )
+
     # ------------------------------------------------------------------ watch
 
     def _watch_timeout(self) -> int:
         return int(MIN_WATCH_TIMEOUT + self._rand() * MIN_WATCH_TIMEOUT)
 
-    def _watch_loop(self, stop: threading.Event) -> None:
+    def _watch_loop(
+        self, stop: threading.Event, first: Iterator[dict[str, Any]] | None = None
+    ) -> None:
+        """Watch (``first``: an open stream to go on with, that of a streamed list)."""
         # The resourceVersion of the last decode error: a second one with no
         # progress since means the server keeps sending it; relist instead.
         decode_error_rv: str | None = None
         while not stop.is_set():
             rv = self.last_sync_resource_version()
             try:
-                watch = self.lister_watcher.watch(
-                    resource_version=rv,
-                    timeout_seconds=self._watch_timeout(),
-                    allow_bookmarks=True,
-                )
+                if first is not None:
+                    watch, first = first, None
+                else:
+                    watch = self.lister_watcher.watch(
+                        resource_version=rv,
+                        timeout_seconds=self._watch_timeout(),
+                        allow_bookmarks=True,
+                    )
+                    self._m_watches.inc()
             except Exception as open_err:
                 if stop.is_set():
                     return
@@ -469,7 +879,6 @@ class Reflector:
                     self._clock.sleep(self._backoff.next(), stop)
                     continue
                 raise
-            self._m_watches.inc()
             with self._lock:
                 self._watch = watch
             if stop.is_set():

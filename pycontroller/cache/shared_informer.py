@@ -513,7 +513,8 @@ class SharedIndexInformer:
     ``indexers`` are added to the cache's Indexer; ``transform`` (e.g. drop
     ``managedFields``) is applied to every object before it is cached.
     ``resync_period`` is the default per-handler resync period (0: never).
-    Keyword-only: ``clock`` and ``page_size`` (for the reflector).
+    Keyword-only: ``clock``, ``page_size`` and ``use_watch_list`` (for the
+    reflector: None streams the initial list when the server supports it).
     """
 
     def __init__(
@@ -526,8 +527,10 @@ class SharedIndexInformer:
         *,
         clock: Clock = REAL_CLOCK,
         page_size: int = DEFAULT_PAGE_SIZE,
+        use_watch_list: bool | None = None,
     ) -> None:
         self.name = name or getattr(lister_watcher, "name", "") or "informer"
+        self._use_watch_list = use_watch_list
         self._lister_watcher = lister_watcher
         self._clock = clock
         self._page_size = page_size
@@ -688,6 +691,7 @@ class SharedIndexInformer:
                     self._page_size,
                     clock=self._clock,
                     should_resync=self._processor.should_resync,
+                    use_watch_list=self._use_watch_list,
                 )
                 self._started = True
                 self._processor.start()

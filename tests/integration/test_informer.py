@@ -89,10 +89,12 @@ def informer_for(
 
 
 def list_requests(server: APIServer) -> list[str]:
+    """LISTs and streamed lists (informers stream their lists by default)."""
     return [
         r.path
         for r in server.requests("GET", r"/configmaps")
-        if "watch=true" not in r.path and re.search(r"/configmaps(\?|$)", r.path)
+        if ("watch=true" not in r.path or "sendInitialEvents=true" in r.path)
+        and re.search(r"/configmaps(\?|$)", r.path)
     ]
 
 

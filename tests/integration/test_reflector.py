@@ -40,6 +40,9 @@ def setup(
     threads: list[threading.Thread] = []
 
     def run(**kwargs: Any) -> Reflector:
+        # These tests pin the paged LIST + watch protocol; streamed lists are
+        # tested in test_watchlist.py.
+        kwargs.setdefault("use_watch_list", False)
         r = Reflector(ListWatch.from_client(client, namespace="default"), store, "cms", **kwargs)
         stop = threading.Event()
         t = threading.Thread(target=r.run, args=(stop,), daemon=True)
