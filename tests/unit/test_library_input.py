@@ -142,7 +142,10 @@ def scripted() -> Iterator[Callable[[list[dict[str, Any]], int], tuple[ScriptedA
 
 def informer_on(api_client: k8s.ApiClient, name: str) -> SharedIndexInformer:
     client = ResourceClient(api_client, "", "v1", "configmaps")
-    return SharedIndexInformer(ListWatch.from_client(client, namespace="default"), name=name)
+    # The scripted server serves LIST + watch only (no streamed lists).
+    return SharedIndexInformer(
+        ListWatch.from_client(client, namespace="default"), name=name, use_watch_list=False
+    )
 
 
 def decode_errors(name: str) -> float:
