@@ -30,7 +30,7 @@ installed) are printed as a reference.
 Prints the ratios; exits non-zero only on errors (targets are reported, not
 enforced: timings vary by machine).
 
-    .venv/bin/python hack/bench_informer.py [--objects N] [--events N] [--rounds N]
+    .venv/bin/python hack/bench/bench_informer.py [--objects N] [--events N] [--rounds N]
 """
 
 from __future__ import annotations

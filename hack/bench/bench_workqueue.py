@@ -10,7 +10,7 @@ information (prometheus-client's own locking dominates its cost).
 - 1 producer + K consumers: one thread adds N distinct items while K threads
   take them (and call done), measured until every item was consumed.
 
-Usage: python hack/bench_workqueue.py [--items N] [--consumers K] [--repeat R]
+Usage: python hack/bench/bench_workqueue.py [--items N] [--consumers K] [--repeat R]
 The best of R runs is reported for each case (least disturbed by noise).
 """
 
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from prometheus_client import CollectorRegistry
 

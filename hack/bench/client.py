@@ -1,0 +1,345 @@
+"""One client variant against a server, in its own process: sync, RSS, watch ingest.
+
+Run by ``bench_sync.py`` (one fresh interpreter per variant and round, so
+memory figures and the garbage collector's state never leak between
+variants). Prints one JSON line:
+
+- ``sync_s``: start -> every object of the initial list is in the client's
+  hands (raw: the last page decoded; informers: the handler got the last add,
+  stamped in the handler's thread; typed: the call returned);
+- ``rss_per_object``: resident memory after the sync minus before it (both
+  after ``gc.collect()`` and glibc's ``malloc_trim(0)``, so freed memory is
+  not counted), divided by the objects cached;
+- ``ingest_s``: from ``GET /arm`` (the canned server then sends ``events``
+  MODIFIED events) to the last event handled (raw: decoded).
+
+Variants: ``raw`` (paged GET, ``limit=500``, urllib3 + ``json.loads``; items
+kept), ``raw_orjson`` (same with orjson: reference), ``ours_paged``,
+``ours_stream`` (streaming list), ``ours_metadata`` (metadata-only informer),
+``ours_strip`` (``strip_managed_fields`` transform), ``typed``
+(``CoreV1Api().list_namespaced_pod``/``_config_map``, one unpaged call, as
+users write it), ``k8s_informer`` (``kubernetes.informer.SharedInformer``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import urllib3
+
+NAMESPACE = "bench"
+PAGE = 500
+LIVE = False  # --live: also walk the cached objects for their live bytes
+
+try:
+    _libc: Any = ctypes.CDLL("libc.so.6")
+except OSError:  # not glibc: RSS then also counts freed-but-kept memory
+    _libc = None
+
+
+def rss() -> int:
+    """Resident bytes of this process after a full collection and malloc_trim."""
+    gc.collect()
+    if _libc is not None:
+        _libc.malloc_trim(0)
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def live_bytes(objs: Any) -> int:
+    """Bytes of every dict, list, str... reachable from ``objs`` (each counted once).
+
+    What the cached objects themselves hold, without allocator slack: RSS
+    keeps the pages of freed blocks that share an arena with live ones (so a
+    transform that drops fields after decoding shows little RSS gain even
+    though the memory is free for reuse).
+    """
+    seen: set[int] = set()
+    total = 0
+    stack = [objs]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple):
+            stack.extend(obj)
+    return total
+
+
+def get(url: str) -> Any:
+    return json.loads(urllib3.request("GET", url).data)
+
+
+class Done:
+    """Counts calls; ``event`` is set (and ``at`` stamped) at the ``target``-th."""
+
+    def __init__(self, target: int) -> None:
+        self.n = 0
+        self.target = target
+        self.event = threading.Event()
+        self.at = 0.0
+
+    def hit(self, *_: Any) -> None:
+        self.n += 1
+        if self.n == self.target:
+            self.at = time.perf_counter()
+            self.event.set()
+
+
+def wait(done: Done, what: str, timeout: float = 900) -> float:
+    if not done.event.wait(timeout):
+        raise RuntimeError(f"{what}: only {done.n} of {done.target}")
+    return done.at
+
+
+# --------------------------------------------------------------------------- raw
+
+
+def raw_sync(url: str, plural: str, loads: Callable[[bytes], Any]) -> tuple[float, list[Any]]:
+    pm = urllib3.PoolManager()
+    base = f"{url}/api/v1/namespaces/{NAMESPACE}/{plural}?limit={PAGE}"
+    items: list[Any] = []
+    t0 = time.perf_counter()
+    cont = ""
+    while True:
+        resp = pm.request("GET", base + (f"&continue={cont}" if cont else ""))
+        doc = loads(resp.data)
+        items.extend(doc["items"])
+        cont = doc["metadata"].get("continue") or ""
+        if not cont:
+            break
+    return time.perf_counter() - t0, items
+
+
+def raw_ingest(url: str, plural: str, events: int, loads: Callable[[bytes], Any]) -> float:
+    pm = urllib3.PoolManager()
+    resp = pm.request(
+        "GET",
+        f"{url}/api/v1/namespaces/{NAMESPACE}/{plural}?watch=true&resourceVersion=1",
+        preload_content=False,
+    )
+    time.sleep(0.1)
+    t0 = time.perf_counter()
+    get(url + "/arm")
+    n = 0
+    buf = b""
+    while n < events:
+        chunk = resp.read1(65536)
+        if not chunk:
+            break
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if line:
+                loads(line)
+                n += 1
+    elapsed = time.perf_counter() - t0
+    resp.release_conn()
+    if n != events:
+        raise RuntimeError(f"raw watch: {n} of {events} events")
+    return elapsed
+
+
+# --------------------------------------------------------------------------- ours
+
+
+def ours_informer(url: str, plural: str, variant: str) -> Any:
+    from kubernetes import client as k8s
+
+    from pycontroller.cache import (
+        NAMESPACE_INDEX,
+        ListWatch,
+        SharedIndexInformer,
+        SharedInformerFactory,
+        meta_namespace_index_func,
+        strip_managed_fields,
+    )
+    from pycontroller.client import ResourceClient, TokenBucketRateLimiter, set_rate_limiter
+
+    stream = variant in ("ours_stream",)
+    cfg = k8s.Configuration()
+    # Under /nostream the canned server answers streaming lists with 422, as a
+    # server without WatchList: the informer lists with pages.
+    cfg.host = url if stream else url + "/nostream"
+    api = k8s.ApiClient(cfg)
+    set_rate_limiter(api, TokenBucketRateLimiter(qps=0))
+    if variant == "ours_metadata":
+        sig = inspect.signature(SharedInformerFactory.for_resource)
+        if "metadata_only" in sig.parameters:
+            factory = SharedInformerFactory(api, namespace=NAMESPACE)
+            return factory.for_resource("", "v1", plural, metadata_only=True)  # type: ignore[call-arg]
+        client = ResourceClient(api, "", "v1", plural, metadata_only=True)
+    else:
+        client = ResourceClient(api, "", "v1", plural)
+    kwargs: dict[str, Any] = {}
+    if "use_watch_list" in inspect.signature(SharedIndexInformer).parameters:
+        kwargs["use_watch_list"] = stream
+    return SharedIndexInformer(
+        ListWatch.from_client(client, namespace=NAMESPACE),
+        0,
+        {NAMESPACE_INDEX: meta_namespace_index_func},
+        strip_managed_fields if variant == "ours_strip" else None,
+        f"bench-{variant}",
+        **kwargs,
+    )
+
+
+class Handler:
+    """A ``ResourceEventHandler`` counting adds and updates."""
+
+    def __init__(self, adds: Done, updates: Done) -> None:
+        self.on_add = adds.hit
+        self.on_update = updates.hit
+
+    def on_delete(self, obj: Any) -> None:
+        pass
+
+
+def ours(url: str, plural: str, variant: str, objects: int, events: int) -> dict[str, Any]:
+    inf = ours_informer(url, plural, variant)
+    adds, updates = Done(objects), Done(events)
+    inf.add_event_handler(Handler(adds, updates))
+    stop = threading.Event()
+    before = rss()
+    t0 = time.perf_counter()
+    thread = inf.start(stop)
+    sync = wait(adds, "informer adds") - t0
+    if not inf.has_synced():
+        raise RuntimeError("every add delivered but the informer is not synced")
+    after = rss()
+    out = {"sync_s": sync, "rss_per_object": (after - before) / objects}
+    cached = inf.get_store().list()
+    out["cached"] = len(cached)
+    if LIVE:
+        out["live_per_object"] = live_bytes(cached) / len(cached)
+    del cached
+    if events:
+        time.sleep(0.3)  # let the watch request reach the server
+        gc.collect()
+        t0 = time.perf_counter()
+        get(url + "/arm")
+        out["ingest_s"] = wait(updates, "informer updates") - t0
+    stop.set()
+    thread.join(10)
+    return out
+
+
+# --------------------------------------------------------------------------- kubernetes package
+
+
+def _core(url: str) -> Any:
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = url
+    return k8s.CoreV1Api(k8s.ApiClient(cfg))
+
+
+def _list_func(core: Any, plural: str) -> Any:
+    return core.list_namespaced_pod if plural == "pods" else core.list_namespaced_config_map
+
+
+def typed(url: str, plural: str, objects: int) -> dict[str, Any]:
+    list_func = _list_func(_core(url), plural)
+    before = rss()
+    t0 = time.perf_counter()
+    result = list_func(NAMESPACE)
+    sync = time.perf_counter() - t0
+    after = rss()
+    assert len(result.items) == objects, len(result.items)
+    return {"sync_s": sync, "rss_per_object": (after - before) / objects, "cached": objects}
+
+
+def k8s_informer(url: str, plural: str, objects: int, events: int) -> dict[str, Any]:
+    try:
+        from kubernetes.informer import ADDED, MODIFIED, SharedInformer
+    except ImportError:
+        return {"error": "kubernetes.informer is not in the installed kubernetes package"}
+    inf = SharedInformer(list_func=_list_func(_core(url), plural), namespace=NAMESPACE)
+    adds, updates = Done(objects), Done(events)
+    inf.add_event_handler(ADDED, adds.hit)
+    inf.add_event_handler(MODIFIED, updates.hit)
+    before = rss()
+    t0 = time.perf_counter()
+    inf.start()
+    sync = wait(adds, "kubernetes.informer adds") - t0
+    after = rss()
+    out = {"sync_s": sync, "rss_per_object": (after - before) / objects}
+    out["cached"] = len(inf.cache.list_keys())
+    if events:
+        time.sleep(0.3)
+        gc.collect()
+        t0 = time.perf_counter()
+        get(url + "/arm")
+        out["ingest_s"] = wait(updates, "kubernetes.informer updates") - t0
+    # stop() joins a thread blocked in a watch that never ends here: leave it.
+    return out
+
+
+# --------------------------------------------------------------------------- main
+
+
+def run(url: str, variant: str, plural: str, objects: int, events: int) -> dict[str, Any]:
+    from pycontroller import _json
+
+    loads = {"raw": json.loads, "raw_orjson": _json.loads}
+    if variant in loads:
+        before = rss()
+        sync, items = raw_sync(url, plural, loads[variant])
+        after = rss()
+        out = {"sync_s": sync, "rss_per_object": (after - before) / objects, "cached": len(items)}
+        if LIVE:
+            out["live_per_object"] = live_bytes(items) / len(items)
+        del items
+        if events:
+            gc.collect()
+            out["ingest_s"] = raw_ingest(url, plural, events, loads[variant])
+        return out
+    if variant.startswith("ours"):
+        return ours(url, plural, variant, objects, events)
+    if variant == "typed":
+        return typed(url, plural, objects)
+    if variant == "k8s_informer":
+        return k8s_informer(url, plural, objects, events)
+    raise SystemExit(f"unknown variant {variant}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--variant", required=True)
+    parser.add_argument("--plural", default="pods")
+    parser.add_argument("--objects", type=int, required=True)
+    parser.add_argument("--events", type=int, default=0)
+    parser.add_argument("--live", action="store_true", help="also report live_per_object")
+    args = parser.parse_args()
+    global LIVE
+    LIVE = args.live
+    get(args.url + "/disarm")
+    stats0 = get(args.url + "/stats")
+    out = run(args.url, args.variant, args.plural, args.objects, args.events)
+    stats1 = get(args.url + "/stats")
+    out["requests"] = {k: stats1[k] - stats0[k] for k in stats0}
+    out["variant"] = args.variant
+    print(json.dumps(out), flush=True)
+    sys.stdout.flush()
+    os._exit(0)  # informer threads blocked in watches: do not wait for them
+
+
+if __name__ == "__main__":
+    main()
