@@ -1272,22 +1272,22 @@ EXPIRED_WATCH = re.compile(r"watch at rv \S+ expired")
 
 def _request_stats(records: Sequence[Any], informers: int = 4) -> tuple[dict[str, int], int, int]:
     """(answers by fault status, relists, watch requests) of the controller's
-    ``informers``: cluster-wide lists after each informer's first one count as
-    relists (the harness lists without a query string, so it is not counted).
-    A streamed list (a watch with ``sendInitialEvents=true``, what informers
-    do by default) counts as a list, not as a watch."""
+    ``informers``. A list is a cluster-wide LIST or a streaming list (a watch
+    with ``sendInitialEvents=true``); every list after each informer's first one
+    is a relist. The harness lists without a query string: never counted."""
     answers: Counter[str] = Counter()
     lists = watches = 0
     list_re = re.compile(r"/(services|configmaps|deployments|balancers)\?")
     for r in records:
         if r.status in (410, 429, 500, 503):
             answers[str(r.status)] += 1
-        if r.method == "GET" and list_re.search(r.path):
-            streamed = "sendInitialEvents=true" in r.path
-            if ("watch=true" in r.path or "watch=1" in r.path) and not streamed:
-                watches += 1
-            elif "/namespaces/" not in r.path:
-                lists += 1
+        if r.method != "GET" or not list_re.search(r.path) or "/namespaces/" in r.path:
+            continue
+        streaming = "sendInitialEvents=true" in r.path
+        if streaming or not re.search(r"[?&]watch=(true|1)(&|$)", r.path):
+            lists += 1
+        else:
+            watches += 1
     return dict(answers), max(0, lists - informers), watches
 
 
