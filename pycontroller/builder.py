@@ -29,6 +29,13 @@
   runs while leading) and returns the ``pycontroller.Controller``.
   ``reconcile(Request)`` returns a ``Result``, ``None``, or raises to be
   retried with backoff.
+- Read-your-writes (KEP-5647) is on: the writes a reconcile makes through a
+  ``ResourceClient`` are recorded per key, and the key's next reconcile waits
+  (requeued with backoff, at most 10 s) until the Manager's informers of the
+  written resources have observed them, so a child created a moment ago is
+  never created twice and a status is never written from a stale copy
+  (``pycontroller.consistency``). ``with_options(read_your_writes=False)``
+  turns it off.
 
 The kind of the ``for_`` resource (needed to recognise owner references) is
 ``for_(..., kind=...)`` when given, else read from the objects in its cache
@@ -47,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from pycontroller.cache.shared_informer import ResourceEventHandler, SharedIndexInformer
 from pycontroller.cache.store import DeletedFinalStateUnknown
+from pycontroller.consistency import ReadYourWrites
 from pycontroller.controller import Controller, Result
 from pycontroller.handlers import enqueue_key
 from pycontroller.predicates import Predicate, filter_handler
@@ -208,6 +216,7 @@ class Builder:
         self._workers = 1
         self._rate_limiter: RateLimiter | None = None
         self._max_retries: int | None = None
+        self._read_your_writes = True
         self._completed = False
 
     def for_(
@@ -268,13 +277,16 @@ class Builder:
         rate_limiter: RateLimiter | None = None,
         *,
         max_retries: int | None = None,
+        read_your_writes: bool = True,
     ) -> Builder:
-        """Concurrent reconciles (``workers``), the queue's rate limiter, error retry cap."""
+        """Concurrent reconciles (``workers``), the queue's rate limiter, error retry
+        cap, and read-your-writes (on by default; see ``pycontroller.consistency``)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self._workers = workers
         self._rate_limiter = rate_limiter
         self._max_retries = max_retries
+        self._read_your_writes = read_your_writes
         return self
 
     def complete(self, reconcile: Reconcile) -> Controller:
@@ -324,6 +336,7 @@ class Builder:
             has_synced=[inf.has_synced for inf in informers.values()],
             max_retries=self._max_retries,
             graceful_shutdown_timeout=mgr.graceful_shutdown_timeout,
+            read_your_writes=ReadYourWrites(mgr.informers) if self._read_your_writes else None,
         )
         mgr.add(_ControllerRunnable(controller, self._workers))
         logger.debug("Controller %s built: watches %s", self._name, sorted(informers))

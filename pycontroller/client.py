@@ -69,6 +69,7 @@ from prometheus_client import Counter, Histogram
 from . import _json
 from ._metrics import register
 from .clock import REAL_CLOCK, Clock
+from .consistency import record_write
 from .errors import ApiError, api_error_from_status
 from .flowcontrol import TokenBucket
 
@@ -726,17 +727,18 @@ class ResourceClient:
         self, obj: Mapping[str, Any], namespace: str | None = None, **params: Any
     ) -> dict[str, Any]:
         """POST ``obj``; extra keyword arguments are query parameters (``dry_run``...)."""
-        return self._call("POST", self._path(self._ns_of(obj, namespace)), query=params, body=obj)
+        path = self._path(self._ns_of(obj, namespace))
+        return self._wrote(self._call("POST", path, query=params, body=obj), params)
 
     def update(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """PUT ``obj`` (optimistic concurrency on its ``metadata.resourceVersion``)."""
         path = self._path(self._ns_of(obj), self._name_of(obj))
-        return self._call("PUT", path, query=params, body=obj)
+        return self._wrote(self._call("PUT", path, query=params, body=obj), params)
 
     def update_status(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """PUT ``obj`` to the ``/status`` subresource."""
         path = self._path(self._ns_of(obj), self._name_of(obj), "status")
-        return self._call("PUT", path, query=params, body=obj)
+        return self._wrote(self._call("PUT", path, query=params, body=obj), params)
 
     def patch(
         self,
@@ -773,7 +775,8 @@ class ResourceClient:
             if force is not None:
                 raise ValueError("force is only valid for patch_type='apply'")
         path = self._path(self._ns_for_item(namespace), name, subresource)
-        return self._call("PATCH", path, query=query, body=patch, content_type=content_type)
+        result = self._call("PATCH", path, query=query, body=patch, content_type=content_type)
+        return self._wrote(result, params)
 
     def apply(
         self,
@@ -796,9 +799,10 @@ class ResourceClient:
         """
         path = self._path(self._ns_of(obj, namespace), self._name_of(obj))
         query = {"field_manager": field_manager, "force": force}
-        return self._call(
+        result = self._call(
             "PATCH", path, query=query, body=obj, content_type=PATCH_CONTENT_TYPES["apply"]
         )
+        return self._wrote(result)
 
     def delete(
         self,
@@ -823,7 +827,31 @@ class ResourceClient:
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = int(grace_period_seconds)
         path = self._path(self._ns_for_item(namespace), name)
-        return self._call("DELETE", path, query=params, body=options)
+        result = self._call("DELETE", path, query=params, body=options)
+        ns = self._ns_for_item(namespace)
+        return self._wrote(result, params, name=name, namespace=ns, deleted=True)
+
+    def _wrote(
+        self,
+        result: dict[str, Any],
+        params: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        namespace: str | None = None,
+        deleted: bool = False,
+    ) -> dict[str, Any]:
+        """A write's answer, recorded for read-your-writes (``pycontroller.consistency``:
+        a no-op unless a tracked reconcile runs on this thread)."""
+        record_write(
+            self.resource,
+            self.namespaced,
+            result,
+            name=name,
+            namespace=namespace,
+            deleted=deleted,
+            params=params,
+        )
+        return result
 
     def iter_list(
         self, namespace: str | None = None, *, page_size: int = 500, **params: Any

@@ -43,6 +43,11 @@ retry policy:
 - ``Result(requeue=True)``: ``add_rate_limited(key)`` (backoff grows; the
   ``max_retries`` limit applies only to errors, an explicit requeue is the
   sync function's own decision).
+- with ``read_your_writes``, a key whose previous sync wrote objects the
+  informers have not yet observed is not synced: ``add_after(key, backoff)``
+  (neither ``forget`` nor the rate limiter: its failure backoff is left as
+  it was), counted by ``controller_runtime_stale_sync_skips_total``; see
+  ``pycontroller.consistency``.
 
 It is the only catch-all ``except Exception`` in the library: an exception in
 ``sync`` never kills a worker. The queue guarantees that one key is never
@@ -71,6 +76,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from pycontroller._metrics import register
 from pycontroller.clock import REAL_CLOCK, Clock
+from pycontroller.consistency import ReadYourWrites
 
 logger = logging.getLogger(__name__)
 
@@ -191,6 +197,13 @@ class Controller:
     ``graceful_shutdown_timeout``: seconds in-flight syncs get after ``stop``
     is set before they are abandoned; ``None`` waits for them however long
     they take.
+
+    ``read_your_writes`` (a ``pycontroller.consistency.ReadYourWrites``,
+    opt-in; Builder controllers get one): the writes a sync of a key makes
+    through ``ResourceClient`` on its worker thread are recorded, and the
+    key's next sync is deferred (``add_after`` with backoff, the queue's
+    failure backoff untouched) until the informers have observed them, for at
+    most the tracker's ``timeout``.
     """
 
     def __init__(
@@ -203,6 +216,7 @@ class Controller:
         *,
         clock: Clock = REAL_CLOCK,
         graceful_shutdown_timeout: float | None = None,
+        read_your_writes: ReadYourWrites | None = None,
     ) -> None:
         if not name:
             raise ValueError("controller name must not be empty")
@@ -219,6 +233,9 @@ class Controller:
         self._max_retries = max_retries
         self._clock = clock
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        if read_your_writes is not None:
+            read_your_writes.bind(name)
+        self.read_your_writes = read_your_writes
         self._reconcile_total = {
             result: RECONCILE_TOTAL.labels(controller=name, result=result)
             for result in ("success", "error", "requeue", "requeue_after")
@@ -395,9 +412,16 @@ class Controller:
             self.queue.done(key)
 
     def _reconcile_handler(self, key: Any) -> None:
+        ryw = self.read_your_writes
+        if ryw is not None:
+            # The cache has not observed this key's last writes: requeue, never block.
+            delay = ryw.defer(key)
+            if delay is not None:
+                self.queue.add_after(key, delay)
+                return
         start = self._clock.now()
         try:
-            result = self._sync(key)
+            result = self._sync(key) if ryw is None else ryw.run(key, self._sync)
         except Exception:  # the library's one catch-all: user code must never kill a worker
             self._reconcile_time.observe(max(self._clock.now() - start, 0.0))
             self._reconcile_errors.inc()
