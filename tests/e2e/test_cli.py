@@ -402,4 +402,6 @@ def test_a_hung_sync_does_not_hold_exit_past_the_deadline(
         server.clear_faults()
     assert code != 0, f"abandoned work must show in the exit code:\n{proc.output()}"
     assert seconds < 2.0 + 4.0, f"exit took {seconds:.1f}s with a 2 s deadline"
-    assert "Abandoning" in proc.output()
+    # The controller logs each abandoned key, or the Manager the runnable it gave up on,
+    # whichever reaches the shared deadline first.
+    assert "abandoning" in proc.output().lower()
