@@ -1,22 +1,47 @@
 """Owner-reference garbage collector, deletion finalizers and namespace cleanup.
 
-A background thread woken by storage commits that matter (deletions,
-terminating objects, objects carrying ownerReferences) plus a slow periodic
-rescan. Each pass, under the storage lock so it sees one consistent state:
+Event-driven, like kube's (``pkg/controller/garbagecollector``): a storage
+listener keeps an index of owner references and queues the work a commit
+calls for; a background thread drains the queues in short batches under the
+storage lock. Nothing ever rescans the whole store, so a write costs the same
+at 100 objects or 100,000.
 
-- a dependent none of whose owners exists (by uid) is deleted (Background
-  propagation, or Foreground when it has dependents itself); owner
-  references to vanished owners are dropped when some owner still exists;
-- an owner terminating with the ``orphan`` finalizer has its dependents'
-  references to it removed, then the finalizer removed;
-- an owner terminating with ``foregroundDeletion`` has its dependents
-  deleted; once none with ``blockOwnerDeletion: true`` remains, the
-  finalizer is removed (which deletes the owner when it was the last);
-- a terminating namespace has its contents deleted; when empty, its
-  ``spec.finalizers`` are cleared and it is removed.
+The index (``graph_builder.go``'s ``uidToNode``, reduced to what this
+collector needs): ``_owners_of[dependent uid]`` is the tuple of owner uids
+its ``ownerReferences`` name, and ``_dependents[owner uid]`` the set of
+dependent uids naming it; the two always mirror each other and are both
+updated by the listener only, from the dependent's own committed state (an
+owner uid stays indexed while any dependent names it, whether or not the
+owner exists).
 
-Writes never wait on this thread: requests return at once and the GC
-converges within tens of milliseconds, like kube's controllers do.
+The queues (``attemptToDelete`` / ``attemptToOrphan``), each a set processed
+in insertion order:
+
+- ``_check``: dependents whose owners must be looked up: queued when one is
+  created or its owner references change, and when an owner it names is
+  deleted. A dependent none of whose owners exists (by uid) is deleted
+  (Background); references to vanished owners are dropped when some owner
+  still exists. Terminating dependents are left alone.
+- ``_finalize``: terminating owners carrying ``orphan`` or
+  ``foregroundDeletion``: queued when they become so and whenever one of
+  their dependents changes (so a foreground owner notices its last blocking
+  dependent go). ``orphan``: the dependents' references to the owner are
+  removed, then the finalizer. ``foregroundDeletion``: every dependent not
+  yet terminating is deleted (Foreground when it has dependents itself);
+  once none with ``blockOwnerDeletion: true`` remains, the finalizer is
+  removed (which deletes the owner when it was the last).
+- ``_namespaces``: terminating namespaces: queued when one becomes so and at
+  every commit inside it. Its contents are deleted (objects with finalizers
+  stay, terminating, until those are removed), progress is reported in
+  ``status.conditions``, and when it is empty its ``spec.finalizers`` are
+  cleared and it is removed.
+
+Each pass takes the storage lock for at most ``batch_seconds`` at a time, so
+a cascade over thousands of dependents never stalls clients' writes. The
+listener is installed for the collector's whole life (not only while its
+thread runs): work that arrives while it is stopped waits in the queues and
+is done after ``start()``. Writes never wait on this thread: requests return
+at once and the collector converges within tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -24,6 +49,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import time
 from typing import Any
 
 from pycontroller.testing.apiserver.rest import FOREGROUND, ORPHAN, REST, now_rfc3339
@@ -94,33 +120,150 @@ def _with_conditions(status: dict[str, Any], conditions: list[dict[str, str]]) -
     return {**status, "conditions": merged}
 
 
+def _owner_uids(meta: dict[str, Any]) -> tuple[str, ...]:
+    """The owner uids ``meta.ownerReferences`` names, in order, without repeats."""
+    refs = meta.get("ownerReferences")
+    if not refs:
+        return ()
+    uids = [str(r["uid"]) for r in refs if isinstance(r, dict) and r.get("uid")]
+    return tuple(dict.fromkeys(uids)) if len(uids) > 1 else tuple(uids)
+
+
 class GarbageCollector:
-    def __init__(self, rest: REST, *, period: float = 0.5, debounce: float = 0.01) -> None:
+    """See the module docstring. ``debounce``: how long the thread waits after
+    being woken before a pass, to take a burst of commits in one; ``retry``:
+    how long an item whose processing raised waits before it is tried again;
+    ``batch_seconds``: the longest the thread holds the storage lock at once.
+    """
+
+    def __init__(
+        self,
+        rest: REST,
+        *,
+        debounce: float = 0.002,
+        retry: float = 1.0,
+        batch_seconds: float = 0.02,
+    ) -> None:
         self.rest = rest
-        self.period = period
         self.debounce = debounce
+        self.retry = retry
+        self.batch_seconds = batch_seconds
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        # uids some object named as its owner at the last pass (replaced, never
-        # mutated, so the listener may read it without a lock). Deleting any
-        # other object needs no GC pass.
-        self._owner_uids: frozenset[str] = frozenset()
-        rest.storage.add_listener(self._on_event)
+        # Guards the index and the queues below. The listener runs in writers'
+        # threads (with the storage lock held); the collector thread takes this
+        # lock only briefly, never while it writes (its own writes re-enter the
+        # listener).
+        self._mu = threading.Lock()
+        self._owners_of: dict[str, tuple[str, ...]] = {}
+        self._dependents: dict[str, set[str]] = {}
+        # uids of terminating objects carrying ORPHAN or FOREGROUND.
+        self._finalizing: set[str] = set()
+        # names of terminating namespaces.
+        self._terminating_ns: set[str] = set()
+        # The queues: insertion-ordered sets (dict keys).
+        self._finalize: dict[str, None] = {}
+        self._namespaces: dict[str, None] = {}
+        self._check: dict[str, None] = {}
+        # (not before, queue, key) of items whose processing raised.
+        self._retries: list[tuple[float, dict[str, None], str]] = []
+        storage = rest.storage
+        with storage.lock:
+            for rk, obj in storage.all_objects():
+                self._on_event(Event(0, "ADDED", rk, "", "", obj, None))
+            storage.add_listener(self._on_event)
+
+    # --- index (listener) ------------------------------------------------------------
 
     def _on_event(self, ev: Event) -> None:
+        """Storage listener: update the index and queue work. Quick, no writes."""
         meta = _meta(ev.obj)
-        if (
-            meta.get("deletionTimestamp")
-            or meta.get("ownerReferences")
-            or (ev.type == "DELETED" and meta.get("uid") in self._owner_uids)
-        ):
+        uid = meta.get("uid")
+        if not uid:
+            return
+        uid = str(uid)
+        deleted = ev.type == "DELETED"
+        new_owners = () if deleted else _owner_uids(meta)
+        terminating = not deleted and bool(meta.get("deletionTimestamp"))
+        # Owners that exist now are watched through their own DELETED events:
+        # only a reference to a missing one needs a check. (Looked up before
+        # taking ``_mu``: the collector thread takes ``_mu`` inside the
+        # storage lock, never the other way round.)
+        storage = self.rest.storage
+        missing_owner = not terminating and any(
+            storage.location_of_uid(o) is None for o in new_owners
+        )
+        wake = False
+        with self._mu:
+            old_owners = self._owners_of.get(uid, ())
+            if new_owners != old_owners:
+                self._set_owners_locked(uid, old_owners, new_owners)
+                if missing_owner:
+                    self._check[uid] = None
+                    wake = True
+            # A dependent changed: its terminating owners re-evaluate.
+            for owner in (*old_owners, *new_owners) if old_owners else new_owners:
+                if owner in self._finalizing:
+                    self._finalize[owner] = None
+                    wake = True
+            fins = (meta.get("finalizers") or ()) if terminating else ()
+            if ORPHAN in fins or FOREGROUND in fins:
+                self._finalizing.add(uid)
+                self._finalize[uid] = None
+                wake = True
+            elif uid in self._finalizing:
+                self._finalizing.discard(uid)
+            if deleted and uid in self._dependents:
+                # graph_builder: a vanished owner's dependents are checked.
+                self._check.update(dict.fromkeys(self._dependents[uid]))
+                wake = True
+            if ev.rkey == NS_RKEY:
+                name = str(meta.get("name") or "")
+                if terminating:
+                    self._terminating_ns.add(name)
+                    self._namespaces[name] = None
+                    wake = True
+                else:
+                    self._terminating_ns.discard(name)
+            elif ev.namespace and ev.namespace in self._terminating_ns:
+                self._namespaces[ev.namespace] = None
+                wake = True
+        if wake:
             self._wake.set()
+
+    def _set_owners_locked(self, uid: str, old: tuple[str, ...], new: tuple[str, ...]) -> None:
+        for owner in old:
+            if owner not in new:
+                deps = self._dependents.get(owner)
+                if deps is not None:
+                    deps.discard(uid)
+                    if not deps:
+                        del self._dependents[owner]
+        for owner in new:
+            if owner not in old:
+                self._dependents.setdefault(owner, set()).add(uid)
+        if new:
+            self._owners_of[uid] = new
+        else:
+            self._owners_of.pop(uid, None)
+
+    def dependents_of(self, uid: str) -> list[str]:
+        """Uids of the stored objects whose ``ownerReferences`` name ``uid``."""
+        with self._mu:
+            return sorted(self._dependents.get(uid, ()))
+
+    def _has_dependents(self, uid: str) -> bool:
+        with self._mu:
+            return bool(self._dependents.get(uid))
+
+    # --- thread ----------------------------------------------------------------------
 
     def start(self) -> None:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
+        self._wake.set()  # whatever was queued while stopped
         self._thread = threading.Thread(target=self._run, name="apiserver-gc", daemon=True)
         self._thread.start()
 
@@ -134,68 +277,121 @@ class GarbageCollector:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.period)
+            self._wake.wait(self._timeout())
             if self._stop.is_set():
                 return
             if self._wake.is_set():
                 self._stop.wait(self.debounce)
             self._wake.clear()
-            try:
-                self.sync_once()
-            except Exception:  # keep collecting; a bug here must not kill the thread
-                logger.exception("garbage collector pass failed")
+            self._drain(self._stop)
+
+    def _timeout(self) -> float | None:
+        with self._mu:
+            if not self._retries:
+                return None
+            return max(0.0, min(at for at, _, _ in self._retries) - time.monotonic())
+
+    # --- passes ----------------------------------------------------------------------
+
+    def _pop_locked(self) -> tuple[dict[str, None], str] | None:
+        """The next queued item: terminating owners, then namespaces, then dependents."""
+        for queue in (self._finalize, self._namespaces, self._check):
+            if queue:
+                key = next(iter(queue))
+                del queue[key]
+                return queue, key
+        return None
+
+    def _due_retries_locked(self) -> None:
+        if not self._retries:
+            return
+        now = time.monotonic()
+        due = [r for r in self._retries if r[0] <= now]
+        if due:
+            self._retries = [r for r in self._retries if r[0] > now]
+            for _, queue, key in due:
+                queue[key] = None
 
     def sync_once(self) -> int:
-        """One pass; returns the number of writes made."""
-        rest = self.rest
-        storage = rest.storage
+        """Drain the queues (retries that are due included) in this thread;
+        returns the writes made."""
+        return self._drain(None)
+
+    def _drain(self, stop: threading.Event | None) -> int:
+        storage = self.rest.storage
         writes = 0
-        with storage.lock:
-            objs = list(storage.all_objects())
-            dependents: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]] = {}
-            for rk, obj in objs:
-                for ref in _meta(obj).get("ownerReferences") or []:
-                    if isinstance(ref, dict) and ref.get("uid"):
-                        dependents.setdefault(str(ref["uid"]), []).append((rk, obj))
-            self._owner_uids = frozenset(dependents)
-            for rk, obj in objs:
-                meta = _meta(obj)
-                if not meta.get("deletionTimestamp"):
-                    continue
-                writes += self._terminating(rk, obj, dependents)
-            for rk, obj in objs:
-                meta = _meta(obj)
-                if not meta.get("ownerReferences") or meta.get("deletionTimestamp"):
-                    continue
-                writes += self._dependent(rk, obj)
+        with self._mu:
+            self._due_retries_locked()
+        while stop is None or not stop.is_set():
+            with storage.lock:
+                until = time.monotonic() + self.batch_seconds
+                while True:
+                    with self._mu:
+                        item = self._pop_locked()
+                    if item is None:
+                        return writes
+                    queue, key = item
+                    try:
+                        writes += self._process(queue, key)
+                    except Exception:  # keep collecting; a bug here must not kill the thread
+                        logger.exception("garbage collector failed on %s", key)
+                        with self._mu:
+                            self._retries.append((time.monotonic() + self.retry, queue, key))
+                    if time.monotonic() >= until:
+                        break
+            time.sleep(0)  # let writers waiting for the storage lock in
         return writes
 
+    def _process(self, queue: dict[str, None], key: str) -> int:
+        if queue is self._check:
+            return self._dependent(key)
+        if queue is self._namespaces:
+            nsobj = self.rest.storage.get(NS_RKEY, "", key)
+            if nsobj is None or not _meta(nsobj).get("deletionTimestamp"):
+                return 0
+            fins = _meta(nsobj).get("finalizers") or ()
+            if ORPHAN in fins or FOREGROUND in fins:
+                return 0  # its own propagation first: queued again once that is done
+            return self._namespace(nsobj)
+        loc = self.rest.storage.location_of_uid(key)
+        if loc is None:
+            return 0
+        obj = self.rest.storage.get(loc[0], *loc[1])
+        if obj is None or not _meta(obj).get("deletionTimestamp"):
+            return 0
+        return self._terminating(loc[0], obj)
+
     def _current(self, rk: tuple[str, str], obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored state of ``obj`` (None once it is gone or was replaced by
+        another object of the same name)."""
         meta = _meta(obj)
         cur = self.rest.storage.get(rk, meta.get("namespace") or "", meta.get("name") or "")
         if cur is None or _meta(cur).get("uid") != meta.get("uid"):
             return None
         return cur
 
-    def _terminating(
-        self,
-        rk: tuple[str, str],
-        obj: dict[str, Any],
-        dependents: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]],
-    ) -> int:
+    def _by_uid(self, uid: str) -> tuple[tuple[str, str], dict[str, Any]] | None:
+        storage = self.rest.storage
+        loc = storage.location_of_uid(uid)
+        if loc is None:
+            return None
+        obj = storage.get(loc[0], *loc[1])
+        return None if obj is None else (loc[0], obj)
+
+    def _terminating(self, rk: tuple[str, str], obj: dict[str, Any]) -> int:
         rest = self.rest
         rt = rest.type_for(rk)
         if rt is None:
             return 0
         writes = 0
-        uid = str(_meta(obj).get("uid"))
-        fins = _meta(obj).get("finalizers") or []
-        deps = dependents.get(uid, [])
+        meta = _meta(obj)
+        uid = str(meta.get("uid"))
+        fins = meta.get("finalizers") or []
+        deps = [d for d in (self._by_uid(u) for u in self.dependents_of(uid)) if d is not None]
         if ORPHAN in fins:
-            for drk, dep in deps:
-                cur = self._current(drk, dep)
+            for drk, cur in deps:
                 drt = rest.type_for(drk)
-                if cur is None or drt is None:
+                if drt is None:
                     continue
                 new = copy.deepcopy(cur)
                 refs = [r for r in _meta(new).get("ownerReferences") or [] if r.get("uid") != uid]
@@ -205,17 +401,13 @@ class GarbageCollector:
                     new["metadata"].pop("ownerReferences", None)
                 rest.replace_locked(drt, cur, new)
                 writes += 1
-            cur = self._current(rk, obj)
-            if cur is not None:
-                rest.remove_finalizer_locked(rt, cur, ORPHAN)
-                writes += 1
-            return writes
+            rest.remove_finalizer_locked(rt, obj, ORPHAN)
+            return writes + 1
         if FOREGROUND in fins:
             blocking = 0
-            for drk, dep in deps:
-                cur = self._current(drk, dep)
+            for drk, cur in deps:
                 drt = rest.type_for(drk)
-                if cur is None or drt is None:
+                if drt is None:
                     continue
                 ref: dict[str, Any] = next(
                     (r for r in _meta(cur).get("ownerReferences") or [] if r.get("uid") == uid),
@@ -225,17 +417,13 @@ class GarbageCollector:
                     blocking += 1
                 if not _meta(cur).get("deletionTimestamp"):
                     dep_uid = str(_meta(cur).get("uid"))
-                    policy = "Foreground" if dependents.get(dep_uid) else "Background"
+                    policy = "Foreground" if self._has_dependents(dep_uid) else "Background"
                     rest.delete_locked(drt, cur, policy)
                     writes += 1
             if blocking == 0:
-                cur = self._current(rk, obj)
-                if cur is not None:
-                    rest.remove_finalizer_locked(rt, cur, FOREGROUND)
-                    writes += 1
+                rest.remove_finalizer_locked(rt, obj, FOREGROUND)
+                writes += 1
             return writes
-        if rk == NS_RKEY:
-            return self._namespace(obj)
         return 0
 
     def _namespace(self, nsobj: dict[str, Any]) -> int:
@@ -287,15 +475,16 @@ class GarbageCollector:
             writes += 1
         return writes
 
-    def _dependent(self, rk: tuple[str, str], obj: dict[str, Any]) -> int:
+    def _dependent(self, uid: str) -> int:
         rest = self.rest
         storage = rest.storage
-        rt = rest.type_for(rk)
-        cur = self._current(rk, obj)
-        if rt is None or cur is None or _meta(cur).get("deletionTimestamp"):
+        found = self._by_uid(uid)
+        if found is None:
             return 0
-        # Use the current references: an earlier step of this pass may have
-        # changed them (orphaning).
+        rk, cur = found
+        rt = rest.type_for(rk)
+        if rt is None or _meta(cur).get("deletionTimestamp"):
+            return 0
         refs = _meta(cur).get("ownerReferences") or []
         if not refs:
             return 0
@@ -304,7 +493,7 @@ class GarbageCollector:
         for ref in refs:
             if not isinstance(ref, dict):
                 continue
-            owner = storage.by_uid(str(ref.get("uid")))
+            owner = storage.location_of_uid(str(ref.get("uid")))
             (alive if owner is not None else dangling).append(ref)
         if not alive:
             rest.delete_locked(rt, cur, "Background")

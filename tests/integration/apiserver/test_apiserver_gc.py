@@ -231,3 +231,135 @@ def test_namespace_waits_for_finalized_contents(apiserver: APIServer) -> None:
         "application/merge-patch+json",
     )
     wait_for(lambda: not exists(apiserver, "/api/v1/namespaces/held"))
+
+
+# --- owner-reference changes, scopes and restarts (the event-driven index) ------------
+
+CLUSTERROLES = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+
+
+def test_reference_added_later_to_a_missing_owner_is_collected(apiserver: APIServer) -> None:
+    request(apiserver, "POST", CM, {"metadata": {"name": "late"}})
+    ghost = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "g", "uid": "no-such"}}
+    code, _ = request(
+        apiserver,
+        "PATCH",
+        f"{CM}/late",
+        {"metadata": {"ownerReferences": [owner_ref(ghost)]}},
+        "application/merge-patch+json",
+    )
+    assert code == 200
+    wait_for(lambda: not exists(apiserver, f"{CM}/late"))
+
+
+def test_reference_removed_before_the_owner_goes_keeps_the_dependent(
+    apiserver: APIServer,
+) -> None:
+    owner = make_owner(apiserver)
+    kid = make_child(apiserver, "released", owner)
+    kept = make_child(apiserver, "kept", owner)
+    assert apiserver.gc.dependents_of(owner["metadata"]["uid"]) == sorted(
+        [kid["metadata"]["uid"], kept["metadata"]["uid"]]
+    )
+    request(
+        apiserver,
+        "PATCH",
+        f"{CM}/released",
+        {"metadata": {"ownerReferences": None}},
+        "application/merge-patch+json",
+    )
+    assert apiserver.gc.dependents_of(owner["metadata"]["uid"]) == [kept["metadata"]["uid"]]
+    request(apiserver, "DELETE", f"{CM}/owner")
+    wait_for(lambda: not exists(apiserver, f"{CM}/kept"))
+    time.sleep(0.2)
+    assert exists(apiserver, f"{CM}/released")
+    assert apiserver.gc.dependents_of(owner["metadata"]["uid"]) == []
+
+
+def test_foreground_owner_goes_once_its_blocker_stops_blocking(apiserver: APIServer) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "blocker", owner, block=True, finalizers=["example.com/hold"])
+    request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Foreground")
+    wait_for(lambda: request(apiserver, "GET", f"{CM}/blocker")[1]["metadata"].get(
+        "deletionTimestamp"
+    ))  # fmt: skip
+    time.sleep(0.2)
+    assert exists(apiserver, f"{CM}/owner")
+    # The dependent stays (its finalizer holds it) but no longer blocks.
+    request(
+        apiserver,
+        "PATCH",
+        f"{CM}/blocker",
+        {"metadata": {"ownerReferences": [owner_ref(owner, block=False)]}},
+        "application/merge-patch+json",
+    )
+    wait_for(lambda: not exists(apiserver, f"{CM}/owner"))
+    assert exists(apiserver, f"{CM}/blocker")
+
+
+def test_cluster_scoped_owner_of_namespaced_dependents(apiserver: APIServer) -> None:
+    code, role = request(
+        apiserver, "POST", CLUSTERROLES, {"metadata": {"name": "owner-role"}, "rules": []}
+    )
+    assert code == 201, role
+    make_child(apiserver, "of-role", role)
+    time.sleep(0.2)
+    assert exists(apiserver, f"{CM}/of-role")
+    request(apiserver, "DELETE", f"{CLUSTERROLES}/owner-role")
+    wait_for(lambda: not exists(apiserver, f"{CM}/of-role"))
+
+
+def test_owner_in_another_namespace_going_collects_the_dependent(apiserver: APIServer) -> None:
+    request(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "elsewhere"}})
+    other = "/api/v1/namespaces/elsewhere/configmaps"
+    code, owner = request(apiserver, "POST", other, {"metadata": {"name": "far"}})
+    assert code == 201
+    make_child(apiserver, "near", owner)
+    request(apiserver, "DELETE", f"{other}/far")
+    wait_for(lambda: not exists(apiserver, f"{CM}/near"))
+
+
+def test_owner_deleted_while_the_server_is_stopped_is_collected_after_restart(
+    apiserver: APIServer,
+) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "c1", owner)
+    orphan_owner = make_owner(apiserver, "orphaner")
+    make_child(apiserver, "c2", orphan_owner)
+    apiserver.stop()
+    cms = apiserver.registry.get("", "v1", "configmaps")
+    assert cms is not None
+    apiserver.rest.delete(cms, "default", "owner")
+    apiserver.rest.delete(cms, "default", "orphaner", propagation="Orphan")
+    time.sleep(0.2)  # nothing collects while stopped
+    assert apiserver.storage.get(("", "configmaps"), "default", "c1") is not None
+    assert apiserver.storage.get(("", "configmaps"), "default", "orphaner") is not None
+    apiserver.start()
+    wait_for(lambda: not exists(apiserver, f"{CM}/c1") and not exists(apiserver, f"{CM}/orphaner"))
+    _, c2 = request(apiserver, "GET", f"{CM}/c2")
+    assert "ownerReferences" not in c2["metadata"]
+
+
+def test_collector_built_over_existing_objects_indexes_them() -> None:
+    from pycontroller.testing.apiserver.builtin import Defaulter, builtin_types
+    from pycontroller.testing.apiserver.gc import GarbageCollector
+    from pycontroller.testing.apiserver.registry import Registry
+    from pycontroller.testing.apiserver.rest import REST, WriteOptions
+    from pycontroller.testing.apiserver.storage import Storage
+
+    rest = REST(Storage(), Registry(builtin_types()), Defaulter())
+    cms, nss = rest.registry.get("", "v1", "configmaps"), rest.registry.get("", "v1", "namespaces")
+    assert cms is not None and nss is not None
+    rest.create(nss, None, {"metadata": {"name": "default"}}, WriteOptions())
+    owner = rest.create(cms, "default", {"metadata": {"name": "o"}}, WriteOptions())
+    ghost = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "g", "uid": "gone"}}
+    for name, o in (("kept", owner), ("dangling", ghost)):
+        body = {"metadata": {"name": name, "ownerReferences": [owner_ref(o)]}}
+        rest.create(cms, "default", body, WriteOptions())
+    gc = GarbageCollector(rest)
+    assert gc.sync_once() == 1
+    assert rest.storage.get(("", "configmaps"), "default", "dangling") is None
+    rest.delete(cms, "default", "o")
+    assert gc.sync_once() == 1
+    assert rest.storage.get(("", "configmaps"), "default", "kept") is None
+    assert gc.sync_once() == 0
