@@ -6,6 +6,8 @@ query string. A matching request consumes one of the rule's ``times`` and is
 answered with that status and a ``Status`` body (429 also carries
 ``Retry-After``: 1 second unless the rule gives ``retry_after``). Latency
 rules sleep before handling every matching request until cleared.
+``delay_watch_events`` holds every watch event back that many seconds after
+its commit (a lagging watch cache), in order, on open and new watches alike.
 Thread-safe.
 """
 
@@ -55,6 +57,9 @@ class Faults:
         self._fail: list[_FailRule] = []
         self._latency: list[_LatencyRule] = []
         self._delayed = 0
+        #: Seconds each watch event is held back after its commit (0: none).
+        #: Read without the lock by every watcher on each event (a float read).
+        self.watch_event_delay = 0.0
 
     def fail_next(
         self,
@@ -95,6 +100,12 @@ class Faults:
             if seconds > 0:
                 self._latency.append(_LatencyRule(seconds, pattern))
 
+    def delay_watch_events(self, seconds: float) -> None:
+        """Deliver each watch event ``seconds`` after it was committed (0 stops delaying)."""
+        if not seconds >= 0:
+            raise ValueError("seconds must be >= 0")
+        self.watch_event_delay = float(seconds)
+
     def pending(self) -> int:
         """Failures still to be answered by the ``fail_next`` rules."""
         with self._lock:
@@ -104,6 +115,7 @@ class Faults:
         with self._lock:
             self._fail.clear()
             self._latency.clear()
+            self.watch_event_delay = 0.0
 
     def latency_for(self, path: str) -> float:
         """Seconds to delay a request for ``path``; a positive answer counts as delayed."""

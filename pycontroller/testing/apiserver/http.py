@@ -695,7 +695,9 @@ class _Handler(BaseHTTPRequestHandler):
             initial = rv_param in ("", "0")
             if not initial:
                 since = requested
-        watcher = Watcher(rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog))
+        watcher = Watcher(
+            rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog), faults=app.faults
+        )
         watcher.initial_end = send_initial and bookmarks
         accept = self.headers.get("Accept") or ""
         table = self._table_mode(accept)

@@ -126,7 +126,7 @@ class APIServer:
     Serves the built-in kinds of ``builtin.py`` plus CRD-defined resources with
     kube-apiserver's list/watch semantics (see ``storage.py``, ``watch.py``,
     ``rest.py``). Test controls: ``compact``, ``fail_next``, ``set_latency``,
-    ``drop_watches``, ``request_log``/``writes``, ``install_crd``,
+    ``delay_watch_events``, ``drop_watches``, ``request_log``/``writes``, ``install_crd``,
     ``max_watch_backlog``.
 
     Invariants: state survives ``stop()``/``start()``; the port chosen by the
@@ -337,6 +337,12 @@ class APIServer:
         """Delay every request whose path+query matches ``path_regex`` (all when
         None) by ``seconds``; ``seconds=0`` removes the rule."""
         self.faults.set_latency(seconds, path_regex)
+
+    def delay_watch_events(self, seconds: float) -> None:
+        """Hold every watch event back ``seconds`` after its commit, in order
+        (a lagging watch cache; open watches too); 0 stops delaying. Bookmarks
+        never overtake a held-back event. ``clear_faults`` resets it."""
+        self.faults.delay_watch_events(seconds)
 
     def clear_faults(self) -> None:
         self.faults.clear()

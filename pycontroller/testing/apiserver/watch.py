@@ -27,11 +27,15 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pycontroller import _json
 from pycontroller.testing.apiserver.selectors import Selector
+
+if TYPE_CHECKING:
+    from pycontroller.testing.apiserver.faults import Faults
 
 __all__ = ["INITIAL_EVENTS_END", "Event", "WatchItem", "Watcher"]
 
@@ -75,6 +79,8 @@ class WatchItem:
     type: str
     event: Event | None = None  # None for synthetic items
     obj: dict[str, Any] | None = None
+    # Monotonic time before which ``next`` holds the item back (0: at once).
+    ready_at: float = 0.0
 
 
 class Watcher:
@@ -88,11 +94,14 @@ class Watcher:
         selector: Selector,
         *,
         capacity: int = 100_000,
+        faults: Faults | None = None,
     ) -> None:
         self.rkey = rkey
         self.namespace = namespace
         self.selector = selector
         self.capacity = capacity
+        # Its ``watch_event_delay`` holds queued events back (``delay_watch_events``).
+        self.faults = faults
         self._cond = threading.Condition(threading.Lock())
         self._queue: collections.deque[WatchItem] = collections.deque()
         self.closed = False
@@ -155,6 +164,9 @@ class Watcher:
             self._initial_end_pending = self.initial_end
 
     def _append(self, item: WatchItem) -> None:
+        faults = self.faults
+        if faults is not None and faults.watch_event_delay > 0:
+            item.ready_at = time.monotonic() + faults.watch_event_delay
         overflow = False
         with self._cond:
             if self.closed:
@@ -190,6 +202,14 @@ class Watcher:
             if not self._queue and not self.closed:
                 self._cond.wait(timeout)
             if self._queue and not self.closed:
+                # Items are in commit order: a held-back head holds back the rest.
+                left = self._queue[0].ready_at - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left if timeout is None else min(left, timeout))
+                    if self.closed or not self._queue:
+                        return None
+                    if self._queue[0].ready_at > time.monotonic():
+                        return None
                 return self._queue.popleft()
             return None
 
