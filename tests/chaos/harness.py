@@ -5,9 +5,12 @@ Five parts, each usable alone (the tests in this directory combine them):
 ``MutationGenerator``
     A seeded random stream of valid Balancer mutations (create, change
     weights, add/remove backends and ports, delete, delete-and-recreate
-    under the same name) over a fixed pool of names. It keeps its own model
-    of what exists, so the stream depends on the seed only, never on timing
-    or on what the server answered.
+    under the same name) over a fixed pool of names, then a final pass that
+    updates every surviving Balancer in place. It keeps its own model of what
+    exists, so the stream depends on the seed only, never on timing or on
+    what the server answered. Right after each compaction and restart it
+    re-creates Balancers, while the controller is relisting (the case where
+    a relist shows a new uid under an old name).
 ``FaultPlan`` / ``FaultInjector``
     A seeded schedule of faults placed between mutations (watch drops,
     compactions that force 410 relists, 500/503 bursts, 429 bursts with
@@ -29,6 +32,13 @@ Five parts, each usable alone (the tests in this directory combine them):
     The whole convergence scenario (server, controller, mutations and faults,
     then stop the faults and wait with a deadline), returning a ``ChaosReport``
     with the diff, the faults by kind and the time to converge.
+
+What it does not cover: invalid specs (every generated spec is valid; the
+bad-input tests cover those), corrupt watch lines and slow (rather than
+failing) responses during the soak, network partitions between the
+controller and a server that keeps running, clock skew, several API-server
+replicas, objects edited by other actors (children changed by hand), and
+Deployments that become available (the embedded server runs no pods).
 
 Everything random is derived from the seed (``random.Random`` with string
 seeds, stable across processes), so a failing seed replays the same
