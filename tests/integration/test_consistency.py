@@ -20,9 +20,12 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from pycontroller import ApiError, Manager, NotFoundError, Request, ResourceClient
+from pycontroller import ApiError, Controller, Manager, NotFoundError, Request, ResourceClient
+from pycontroller.cache import SharedInformerFactory
+from pycontroller.consistency import ReadYourWrites
+from pycontroller.handlers import enqueue_key, enqueue_owner
 from pycontroller.testing import APIServer, wait_for
-from pycontroller.workqueue import PriorityQueue
+from pycontroller.workqueue import PriorityQueue, RateLimitingQueue
 
 WIDGETS = ("example.com", "v1", "widgets")
 CONFIGMAPS = ("", "v1", "configmaps")
@@ -69,11 +72,11 @@ def requests(apiserver: APIServer, method: str, fragment: str) -> int:
 class WidgetReconciler:
     """Creates ``<name>-child`` when the lister has none; status.child names it."""
 
-    def __init__(self, mgr: Manager) -> None:
-        self.widgets = mgr.informers.lister(*WIDGETS)
-        self.children = mgr.informers.lister(*CONFIGMAPS)
-        self.widget_client = mgr.client(*WIDGETS)
-        self.cm_client = mgr.client(*CONFIGMAPS)
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self.widgets = factory.lister(*WIDGETS)
+        self.children = factory.lister(*CONFIGMAPS)
+        self.widget_client = ResourceClient(factory.api_client, *WIDGETS)
+        self.cm_client = ResourceClient(factory.api_client, *CONFIGMAPS)
         self.lock = threading.Lock()
         # Per reconcile of an existing Widget: did the lister hold the child?
         self.saw: list[bool] = []
@@ -161,7 +164,7 @@ def lagging_second_reconcile(
     re-queue its key right after the first reconcile's writes."""
     mgr = Manager(apiserver.api_client(), graceful_shutdown_timeout=5.0)
     name = f"widgets-ryw-{'on' if read_your_writes else 'off'}"
-    reconciler = WidgetReconciler(mgr)
+    reconciler = WidgetReconciler(mgr.informers)
     controller = (
         mgr.controller(name)
         .for_(*WIDGETS, kind="Widget")
@@ -222,6 +225,50 @@ def test_without_read_your_writes_the_same_controller_duplicates_and_conflicts(
     assert skips(controller.name) == 0
     # It converges once the watch catches up.
     wait_for(lambda: reconciler.saw[-1], timeout=LAG * 5, what="convergence")
+
+
+def test_a_hand_wired_controller_opts_in_with_a_factory(
+    apiserver_with_widgets: APIServer,
+) -> None:
+    apiserver = apiserver_with_widgets
+    factory = SharedInformerFactory(apiserver.api_client())
+    queue = RateLimitingQueue(name="")
+    factory.for_resource(*WIDGETS).add_event_handler(enqueue_key(queue))
+    factory.for_resource(*CONFIGMAPS).add_event_handler(
+        enqueue_owner(queue, "Widget", "example.com")
+    )
+    reconciler = WidgetReconciler(factory)
+
+    def sync(key: str) -> None:
+        reconciler(Request.from_key(key))
+
+    controller = Controller(
+        "widgets-hand-wired",
+        queue,
+        sync,
+        has_synced=[i.has_synced for i in factory.informers().values()],
+        read_your_writes=ReadYourWrites(factory),
+    )
+    stop = threading.Event()
+    factory.start(stop)
+    thread = threading.Thread(target=controller.run, args=(1, stop), daemon=True)
+    thread.start()
+    try:
+        factory.wait_for_cache_sync(stop, timeout=10)
+        apiserver.delay_watch_events(LAG)
+        ResourceClient(apiserver.api_client(), *WIDGETS).create(
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+        )
+        wait_for(lambda: requests(apiserver, "PUT", "/widgets/w/status"), what="first writes")
+        queue.add("default/w")
+        wait_for(lambda: skips("widgets-hand-wired") > 0, what="a deferral")
+        wait_for(lambda: reconciler.saw[-1], timeout=LAG * 5, what="a fresh reconcile")
+        assert conflicts(apiserver) == []
+        assert requests(apiserver, "POST", "/configmaps") == 1
+    finally:
+        stop.set()
+        thread.join(10)
+        factory.shutdown()
 
 
 def test_delay_watch_events_holds_events_back_in_order(apiserver: APIServer) -> None:
