@@ -65,6 +65,8 @@ class ListWatch:
         self.watch_func = watch_func
         self.name = name
         self.supports_watch_list = supports_watch_list
+        # (group, version, resource) when known: informers label their metrics with it.
+        self.gvr: tuple[str, str, str] | None = None
 
     def list(self, **options: Any) -> dict[str, Any]:
         return self.list_func(**options)
@@ -125,6 +127,6 @@ class ListWatch:
             )
 
         where = f" in {namespace}" if namespace else ""
-        return cls(
-            list_func, watch_func, name=f"{client.resource}{where}", supports_watch_list=True
-        )
+        lw = cls(list_func, watch_func, name=f"{client.resource}{where}", supports_watch_list=True)
+        lw.gvr = (client.group, client.version, client.plural)
+        return lw

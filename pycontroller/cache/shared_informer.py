@@ -49,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..clock import REAL_CLOCK, Clock
 from .delta_fifo import ClosedError, DeltaFIFO, Deltas, DeltaType
 from .index import Indexer, IndexFunc
+from .informer_metrics import InformerMetrics
 from .listwatch import ListerWatcher
 from .reflector import DEFAULT_PAGE_SIZE, Reflector
 from .store import (
@@ -557,6 +558,20 @@ class SharedIndexInformer:
         self._stopped = False
         self._reflector: Reflector | None = None
         self._listener_seq = 0
+        gvr = InformerMetrics.gvr_of(lister_watcher)
+        self._metrics = (
+            InformerMetrics(
+                self,
+                self.name,
+                gvr,
+                # Lock-free (a deque's len): a scrape never waits for a batch
+                # being processed under the FIFO's lock.
+                lambda inf: len(inf._fifo._queue),
+                lambda inf: inf.last_sync_resource_version(),
+            )
+            if gvr is not None
+            else None
+        )
 
     # ------------------------------------------------------------ handlers
 
@@ -717,6 +732,8 @@ class SharedIndexInformer:
             with self._block_deltas:
                 self._stopped = True
                 listeners = self._processor.stop()
+            if self._metrics is not None:
+                self._metrics.release()
             # Handlers finish the notification they are in; a stuck handler is
             # abandoned (its thread is a daemon) after a shared grace period.
             deadline = time.monotonic() + LISTENER_STOP_GRACE
@@ -744,6 +761,7 @@ class SharedIndexInformer:
         function, tombstones aside), so it is reused unless a transform ran
         after the FIFO computed it.
         """
+        start = time.perf_counter()
         trust_keys = self._transform is None
         indexer = self._indexer
         # One indexer lock acquisition for the whole batch (not one per delta);
@@ -758,6 +776,8 @@ class SharedIndexInformer:
             notes, initial = result
             if notes:
                 self._processor.distribute_many(notes, initial)
+        if self._metrics is not None:
+            self._metrics.observe_processing(time.perf_counter() - start)
 
     def _apply_locked(
         self, batch: Sequence[tuple[str | None, Deltas, bool]], trust_keys: bool

@@ -200,7 +200,7 @@ class Storage:
         writes."""
         with self.lock:
             if initial:
-                watcher.set_initial(self.items(watcher.rkey, watcher.namespace), self._rv)
+                watcher.set_initial(self._initial_refs(watcher.rkey, watcher.namespace), self._rv)
             elif since is not None:
                 if since < self._complete_from:
                     raise expired(f"too old resource version: {since} ({self._complete_from})")
@@ -213,6 +213,16 @@ class Storage:
                     for ev in reversed(newer):
                         watcher.push(ev)
             self._watchers.add(watcher)
+
+    def _initial_refs(self, rkey: RKey, namespace: str | None) -> list[dict[str, Any]]:
+        """``items()`` holding one list at a time: the sorted keys are replaced
+        by their objects in place, so a streamed list of N objects costs the
+        server one list of N references (lock held by the caller)."""
+        objs = self._objects.get(rkey, {})
+        refs: list[Any] = sorted(k for k in objs if namespace is None or k[0] == namespace)
+        for i, k in enumerate(refs):
+            refs[i] = objs[k]
+        return refs
 
     def unwatch(self, watcher: Watcher) -> None:
         with self.lock:
