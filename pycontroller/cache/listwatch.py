@@ -128,5 +128,7 @@ class ListWatch:
 
         where = f" in {namespace}" if namespace else ""
         lw = cls(list_func, watch_func, name=f"{client.resource}{where}", supports_watch_list=True)
-        lw.gvr = (client.group, client.version, client.plural)
+        gvr = tuple(getattr(client, a, None) for a in ("group", "version", "plural"))
+        if all(isinstance(x, str) for x in gvr):
+            lw.gvr = (str(gvr[0]), str(gvr[1]), str(gvr[2]))
         return lw

@@ -629,6 +629,14 @@ class Reflector:
             self._m_watches.inc()
             try:
                 result = self._collect_initial_events(watch, stop)
+            except ApiError as err:
+                self._close_quietly(watch)
+                if _is_gone(err) or _is_too_large_rv(err):
+                    continue  # the RV is marked unavailable: stream again from ""
+                if isinstance(err, TooManyRequestsError) or err.status == 429:
+                    self._clock.sleep(self._backoff.next(), stop)
+                    continue
+                raise
             except BaseException:
                 self._close_quietly(watch)
                 raise
@@ -640,6 +648,10 @@ class Reflector:
                         f"very short watch: {self.name}: the streamed list ended at once "
                         "without its end bookmark"
                     )
+                logger.info(
+                    "%s: the streamed list ended before its end; streaming again", self.name
+                )
+                self._clock.sleep(self._backoff.next(), stop)
                 continue
             objs, list_rv = result
             break
