@@ -765,6 +765,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
+    def _chunk_buffer(self, buf: bytearray) -> None:
+        """``_chunk`` for a batch of events, written without copying it (a
+        streamed list would otherwise hold each chunk two more times)."""
+        if not buf:
+            return
+        if len(buf) < 16384:  # small: one write (and one packet) beats saving a copy
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(buf), buf))
+            return
+        write = self.wfile.write
+        write(b"%x\r\n" % len(buf))
+        write(buf)
+        write(b"\r\n")
+
     def _wait_for_resource_version(self, requested: int) -> StatusError | None:
         """None once the storage has reached ``requested``; after
         ``_FRESHNESS_WAIT`` seconds in vain, the watch cache's "Too large
@@ -868,7 +881,7 @@ class _Handler(BaseHTTPRequestHandler):
                         if n >= 256 or len(buf) >= _STREAM_CHUNK:
                             break
                         item = watcher.next(0) if watcher.backlog() else None
-                    self._chunk(bytes(buf))
+                    self._chunk_buffer(buf)
                     continue
                 if self._peer_closed():
                     self.close_connection = True
