@@ -543,7 +543,7 @@ class _Handler(BaseHTTPRequestHandler):
                 415,
                 "UnsupportedMediaType",
                 "the body of the request was in an unknown format - accepted media types "
-                f'include: application/json, application/yaml, {protobuf.MEDIA_TYPE} '
+                f"include: application/json, application/yaml, {protobuf.MEDIA_TYPE} "
                 f'(got "{ctype}")',
             )
         if not body:
