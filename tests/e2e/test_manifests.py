@@ -29,12 +29,12 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from support.rbac import rbac_needed, rbac_request
 
 from controllers.balancer import names, reconcile
 from pycontroller.testing import wait_for
@@ -363,62 +363,29 @@ def test_rbac_has_no_wildcards_and_binds_the_service_account() -> None:
 #: Granted but never requested: it authorizes setting blockOwnerDeletion on
 #: the children's ownerReferences (OwnerReferencesPermissionEnforcement).
 _GRANTED_FOR_ADMISSION = {(names.GROUP, "balancers/finalizers", "update")}
-_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
-
-
-def _rbac_request(method: str, path: str) -> tuple[str, str, str] | None:
-    """(apiGroup, resource, verb) that authorizes a request; None for non-resource paths.
-
-    GET of an item is ``get``, of a collection ``list``, with ``?watch=true|1``
-    (or under ``/watch/``) ``watch``; POST/PUT/PATCH/DELETE are
-    create/update/patch/delete; ``/status`` etc. address ``<plural>/<sub>``.
-    """
-    split = urlsplit(path)
-    parts = [p for p in split.path.split("/") if p]
-    if parts[:1] == ["api"]:
-        group, rest = "", parts[2:]
-    elif parts[:1] == ["apis"] and len(parts) > 2:
-        group, rest = parts[1], parts[3:]
-    else:
-        return None
-    watch = parse_qs(split.query).get("watch", [""])[-1] in ("true", "1")
-    if rest[:1] == ["watch"]:
-        watch, rest = True, rest[1:]
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        rest = rest[2:]  # a namespaced resource: drop "namespaces/<ns>"
-    if not rest:
-        return None
-    resource = rest[0] if len(rest) < 3 else f"{rest[0]}/{rest[2]}"
-    if method == "GET":
-        verb = "watch" if watch else "get" if len(rest) > 1 else "list"
-    elif method == "DELETE" and len(rest) == 1:
-        verb = "deletecollection"
-    else:
-        verb = _VERBS[method]
-    return group, resource, verb
 
 
 def test_rbac_request_mapping() -> None:
-    assert _rbac_request("GET", "/api/v1/services?watch=1&resourceVersion=5") == (
+    assert rbac_request("GET", "/api/v1/services?watch=1&resourceVersion=5") == (
         "",
         "services",
         "watch",
     )
-    assert _rbac_request("GET", "/api/v1/services?limit=500") == ("", "services", "list")
-    assert _rbac_request("GET", "/apis/apps/v1/namespaces/d/deployments/x") == (
+    assert rbac_request("GET", "/api/v1/services?limit=500") == ("", "services", "list")
+    assert rbac_request("GET", "/apis/apps/v1/namespaces/d/deployments/x") == (
         "apps",
         "deployments",
         "get",
     )
-    assert _rbac_request("PUT", f"/apis/{names.GROUP}/v1/namespaces/d/balancers/b/status") == (
+    assert rbac_request("PUT", f"/apis/{names.GROUP}/v1/namespaces/d/balancers/b/status") == (
         names.GROUP,
         "balancers/status",
         "update",
     )
-    assert _rbac_request("PATCH", "/api/v1/namespaces/d/events/e") == ("", "events", "patch")
-    assert _rbac_request("GET", "/api/v1/namespaces/d") == ("", "namespaces", "get")
-    assert _rbac_request("GET", "/version") is None
-    assert _rbac_request("GET", "/apis") is None
+    assert rbac_request("PATCH", "/api/v1/namespaces/d/events/e") == ("", "events", "patch")
+    assert rbac_request("GET", "/api/v1/namespaces/d") == ("", "namespaces", "get")
+    assert rbac_request("GET", "/version") is None
+    assert rbac_request("GET", "/apis") is None
 
 
 def _granted() -> set[tuple[str, str, str]]:
@@ -547,9 +514,7 @@ def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:
         log = list(server.request_log)
 
     used = {
-        rbac
-        for r in log
-        if "pretty=true" not in r.path and (rbac := _rbac_request(r.method, r.path)) is not None
+        rbac for r in log if "pretty=true" not in r.path for rbac in rbac_needed(r.method, r.path)
     }
     assert sum(r.status == 409 for r in log) >= 4, "the injected conflicts were not all hit"
     granted = _granted()
@@ -794,9 +759,7 @@ def test_reverseproxy_rbac_grants_exactly_the_verbs_it_uses() -> None:
         log = list(server.request_log)
 
     used = {
-        rbac
-        for r in log
-        if "pretty=true" not in r.path and (rbac := _rbac_request(r.method, r.path)) is not None
+        rbac for r in log if "pretty=true" not in r.path for rbac in rbac_needed(r.method, r.path)
     }
     assert sum(r.status == 409 for r in log) >= 2, "the injected conflicts were not all hit"
     granted = _rp_granted()

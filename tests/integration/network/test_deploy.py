@@ -8,10 +8,10 @@ import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
+from support.rbac import rbac_needed
 
 from controllers.network.controller import COMPONENT, NETWORKS, setup
 from pycontroller import Manager
@@ -21,7 +21,6 @@ REPO = Path(__file__).resolve().parents[3]
 DEPLOY = REPO / "deploy" / "network"
 CRD = REPO / "crds" / "network.yaml"
 K8S_VERSION = "1.32.0"
-_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
 def _objects() -> dict[tuple[str, str], dict[str, Any]]:
@@ -71,27 +70,6 @@ def test_deployment_runs_the_network_cli_with_flags_it_parses() -> None:
     ]
 
 
-def _rbac(method: str, path: str) -> tuple[str, str, str] | None:
-    split = urlsplit(path)
-    parts = [p for p in split.path.split("/") if p]
-    if parts[:1] == ["api"]:
-        group, rest = "", parts[2:]
-    elif parts[:1] == ["apis"] and len(parts) > 2:
-        group, rest = parts[1], parts[3:]
-    else:
-        return None
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        rest = rest[2:]
-    if not rest:
-        return None
-    if method == "GET":
-        watch = parse_qs(split.query).get("watch", [""])[-1] in ("true", "1")
-        verb = "watch" if watch else "get" if len(rest) > 1 else "list"
-    else:
-        verb = _VERBS[method]
-    return group, rest[0] if len(rest) < 3 else f"{rest[0]}/{rest[2]}", verb
-
-
 def test_rbac_grants_exactly_what_the_controller_uses(apiserver_factory: Any) -> None:
     server: APIServer = apiserver_factory(crds=[str(CRD)])
 
@@ -133,7 +111,8 @@ def test_rbac_grants_exactly_what_the_controller_uses(apiserver_factory: Any) ->
     used = {
         rbac
         for r in server.request_log
-        if "pretty=true" not in r.path and (rbac := _rbac(r.method, r.path)) is not None
+        if "pretty=true" not in r.path
+        for rbac in rbac_needed(r.method, r.path)
     }
     role = _objects()[("ClusterRole", "network-controller")]
     granted = {
