@@ -38,6 +38,18 @@ children from informer listers, computes the desired children with the pure
 Objects from listers are shared with the informer cache and never mutated
 here: every write starts from a deep copy.
 
+A resync that finds nothing to do is cheap (``_Rendered``): the desired
+children are rendered once per state of the Balancer (its uid and
+resourceVersion) and reused by later syncs of that state; a live child found
+in sync with them is remembered by its uid and resourceVersion, so the diff
+runs again as soon as the child changes in any way (drift is still detected,
+on the first sync that sees the changed child) but not for the same unchanged
+object every resync; and the obsolete-Services scan reads the Services the
+Balancer controls from an index by controller uid (``CONTROLLER_UID_INDEX``,
+added to the Services cache the reconciler is given) instead of filtering
+every Service of the namespace by label. Objects without a resourceVersion
+(test doubles) are never remembered.
+
 The Balancer is read as the generated ``types.Balancer``. Until
 ``validation.validate`` has passed, nothing trusts that shape (a server
 without schema enforcement stores whatever it is sent): the paths that run on
@@ -46,6 +58,7 @@ invalid specs read it as a plain ``Mapping[str, Any]`` and check every field.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from collections.abc import Callable, Mapping
@@ -81,7 +94,7 @@ from pycontroller.errors import (
     NotFoundError,
 )
 from pycontroller.labels import is_valid_label_value
-from pycontroller.meta import is_controlled_by, set_status_condition
+from pycontroller.meta import controller_of, is_controlled_by, set_status_condition
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +166,49 @@ class _Kind:
         self.client = client
 
 
+#: Index of the Services cache: the uid of each object's controller ownerReference.
+CONTROLLER_UID_INDEX = "balancer.controller-uid"
+
+
+def controller_uid_index(obj: Any) -> list[str]:
+    """Index function for ``CONTROLLER_UID_INDEX``."""
+    ref = controller_of(obj)
+    uid = ref.get("uid") if ref is not None else None
+    return [str(uid)] if uid else []
+
+
+def _version(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(uid, resourceVersion)``: identifies one immutable state of a cached
+    object; None when either is missing (nothing is remembered then)."""
+    meta = obj.get("metadata") or {}
+    uid, rv = meta.get("uid"), meta.get("resourceVersion")
+    return (str(uid), str(rv)) if uid and rv else None
+
+
+class _Rendered:
+    """The desired children of one state of a Balancer, and what is known in
+    sync with them.
+
+    ``children`` is shared by every sync of that state: never mutate it (a
+    create sends a deep copy, ``diff.overlay`` builds a new object).
+    ``in_sync[(kind, name)]`` is the ``_version`` of the live child last found
+    controlled by the Balancer and without drift against ``children``; since a
+    cached object never changes without a new resourceVersion, the same
+    version is still in sync. Only the worker syncing the Balancer's key
+    touches its entry (the queue never hands a key to two workers at once).
+    """
+
+    __slots__ = ("children", "in_sync", "status_in_sync", "version")
+
+    def __init__(self, version: tuple[str, str], children: list[Obj]) -> None:
+        self.version = version
+        self.children = children
+        self.in_sync: dict[tuple[str, str], tuple[str, str]] = {}
+        # The inputs of the status computation the last time it found the
+        # stored status already right (None: not known).
+        self.status_in_sync: tuple[Any, ...] | None = None
+
+
 class ChildConflict(Exception):
     """A desired child exists and is controlled by something else."""
 
@@ -179,6 +235,33 @@ def _own_conditions(stored: Any) -> list[Obj]:
         if isinstance(cond, dict)
         and (cond.get("type") not in ours or cond.get("lastTransitionTime"))
     ]
+
+
+class _ControllerIndex(Protocol):
+    """The part of ``pycontroller.cache.Indexer`` the reconciler uses."""
+
+    def get_indexers(self) -> dict[str, Any]: ...
+
+    def add_indexers(self, indexers: Mapping[str, Callable[[Any], list[str]]]) -> None: ...
+
+    def by_index(self, index_name: str, value: str) -> list[Any]: ...
+
+
+def _controller_index(services: Any) -> _ControllerIndex | None:
+    """The Services cache behind ``services`` with ``CONTROLLER_UID_INDEX``
+    added (an Indexer indexes what it holds when an index is added, and keeps
+    it up to date from then on); None for a lister without an indexer."""
+    indexer = getattr(services, "indexer", None)
+    if indexer is None or not all(
+        callable(getattr(indexer, m, None)) for m in ("get_indexers", "add_indexers", "by_index")
+    ):
+        return None
+    index: _ControllerIndex = indexer
+    if CONTROLLER_UID_INDEX not in index.get_indexers():
+        # ValueError: another Reconciler on the same cache added it meanwhile.
+        with contextlib.suppress(ValueError):
+            index.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
+    return index
 
 
 class Reconciler:
@@ -214,6 +297,8 @@ class Reconciler:
         self._recorder = recorder
         self._nginx_image = nginx_image
         self._clock = clock
+        self._rendered: dict[str, _Rendered] = {}
+        self._services_by_controller = _controller_index(services)
 
     # -- entry point -------------------------------------------------------
 
@@ -223,14 +308,16 @@ class Reconciler:
         try:
             balancer = self._balancers.namespaced(namespace).get(name)
         except NotFoundError:
+            self._rendered.pop(key, None)
             logger.info("controller=%s key=%s action=skip reason=deleted", CONTROLLER_NAME, key)
             return None
         if (balancer.get("metadata") or {}).get("deletionTimestamp"):
+            self._rendered.pop(key, None)
             logger.debug("controller=%s key=%s action=skip reason=deleting", CONTROLLER_NAME, key)
             return None
 
         try:
-            desired = resources.desired_children(balancer, nginx_image=self._nginx_image)
+            rendered = self._render(key, balancer)
         except ValueError as err:
             if isinstance(err, resources.InvalidBalancer):
                 problems = err.problems
@@ -255,22 +342,27 @@ class Reconciler:
             )
             self._report_failure(balancer, REASON_INVALID_SPEC, message)
             return None
+        desired = rendered.children
 
-        conflicts = self._foreign_children(balancer, desired)
-        if conflicts:
-            message = validation.message(conflicts)
-            logger.debug(
-                "controller=%s key=%s action=blocked reason=%s message=%s",
-                CONTROLLER_NAME,
-                key,
-                REASON_CHILD_CONFLICT,
-                message,
-            )
-            self._report_failure(balancer, REASON_CHILD_CONFLICT, message)
-            return Result(requeue_after=CONFLICT_RECHECK)
+        # Every child unchanged since it was last found controlled and in
+        # sync: nothing to check or write (see _Rendered).
+        unchanged = self._unchanged_children(namespace, rendered)
+        if unchanged is None:
+            conflicts = self._foreign_children(balancer, rendered)
+            if conflicts:
+                message = validation.message(conflicts)
+                logger.debug(
+                    "controller=%s key=%s action=blocked reason=%s message=%s",
+                    CONTROLLER_NAME,
+                    key,
+                    REASON_CHILD_CONFLICT,
+                    message,
+                )
+                self._report_failure(balancer, REASON_CHILD_CONFLICT, message)
+                return Result(requeue_after=CONFLICT_RECHECK)
 
         try:
-            live = self._apply_all(balancer, desired)
+            live = self._apply_all(balancer, rendered) if unchanged is None else unchanged
             obsolete_left = self._delete_obsolete(balancer, desired)
         except ChildConflict as err:
             # Lost a race: a foreign object appeared between the check and the write.
@@ -299,11 +391,35 @@ class Reconciler:
                 deployment_name=names.deployment_name(name),
             )
 
-        self._write_status(balancer, compute)
+        # compute() depends on nothing else: when the same inputs gave the
+        # stored status before, they give it again.
+        inputs = (
+            _version(balancer),
+            deployment is None,
+            ((deployment or {}).get("status") or {}).get("availableReplicas"),
+            obsolete_left,
+        )
+        if inputs[0] is None or rendered.status_in_sync != inputs:
+            written = self._write_status(balancer, compute)
+            rendered.status_in_sync = None if written else inputs
         logger.debug("controller=%s key=%s action=synced", CONTROLLER_NAME, key)
         return None
 
     # -- children ----------------------------------------------------------
+
+    def _render(self, key: str, balancer: Balancer) -> _Rendered:
+        """The desired children of ``balancer`` (``resources.desired_children``),
+        rendered once per state of it. Raises what ``desired_children`` raises."""
+        version = _version(balancer)
+        rendered = self._rendered.get(key)
+        if rendered is not None and version is not None and rendered.version == version:
+            return rendered
+        self._rendered.pop(key, None)
+        children = resources.desired_children(balancer, nginx_image=self._nginx_image)
+        rendered = _Rendered(version or ("", ""), children)
+        if version is not None:
+            self._rendered[key] = rendered
+        return rendered
 
     def _cached(self, kind: str, namespace: str, name: str) -> Obj | None:
         try:
@@ -312,21 +428,43 @@ class Reconciler:
             return None
         return obj
 
-    def _foreign_children(self, balancer: Balancer, desired: list[Obj]) -> list[str]:
+    def _unchanged_children(self, namespace: str, rendered: _Rendered) -> list[Obj] | None:
+        """The live children when every one is the very object last found in
+        sync (``rendered.in_sync``), else None."""
+        live: list[Obj] = []
+        for child in rendered.children:
+            kind, name = str(child["kind"]), _name(child)
+            obj = self._cached(kind, namespace, name)
+            if obj is None:
+                return None
+            version = _version(obj)
+            if version is None or rendered.in_sync.get((kind, name)) != version:
+                return None
+            live.append(obj)
+        return live
+
+    def _foreign_children(self, balancer: Balancer, rendered: _Rendered) -> list[str]:
         namespace = balancer["metadata"]["namespace"]
         out = []
-        for child in desired:
-            kind = str(child["kind"])
-            live = self._cached(kind, namespace, _name(child))
-            if live is not None and not is_controlled_by(live, balancer):
-                out.append(MSG_CONFLICT % (kind, _name(child), _name(balancer)))
+        for child in rendered.children:
+            kind, name = str(child["kind"]), _name(child)
+            live = self._cached(kind, namespace, name)
+            if live is None:
+                continue
+            version = _version(live)
+            if version is not None and rendered.in_sync.get((kind, name)) == version:
+                continue  # found controlled (and in sync) before, unchanged since
+            if not is_controlled_by(live, balancer):
+                out.append(MSG_CONFLICT % (kind, name, _name(balancer)))
         return out
 
-    def _apply_all(self, balancer: Balancer, desired: list[Obj]) -> list[Obj]:
+    def _apply_all(self, balancer: Balancer, rendered: _Rendered) -> list[Obj]:
         """Create or update every desired child, in order; return the live objects."""
-        return [self._apply(balancer, child) for child in desired]
+        return [self._apply(balancer, child, rendered.in_sync) for child in rendered.children]
 
-    def _apply(self, balancer: Balancer, child: Obj) -> Obj:
+    def _apply(
+        self, balancer: Balancer, child: Obj, in_sync: dict[tuple[str, str], tuple[str, str]]
+    ) -> Obj:
         """Create ``child`` or bring its live object in line; return the live object.
 
         ``pycontroller.create_or_update`` does the same diff-before-write but
@@ -364,8 +502,13 @@ class Reconciler:
                 )
                 return created
         assert live is not None
+        version = _version(live)
+        if version is not None and in_sync.get((kind, name)) == version:
+            return live  # this very object was diffed against this desired child: in sync
         fields = self._drift(balancer, child, live)
         if not fields:
+            if version is not None:
+                in_sync[(kind, name)] = version
             return live
         try:
             updated: Obj = client.update(diff.overlay(child, live))
@@ -412,11 +555,8 @@ class Reconciler:
         namespace = meta["namespace"]
         wanted = {_name(c) for c in desired if c.get("kind") == "Service"}
         kind = self._kinds["Service"]
-        candidates = kind.lister.namespaced(namespace).list(
-            {names.LABEL_BALANCER_NAME: meta["name"]}
-        )
         remaining = 0
-        for svc in candidates:
+        for svc in self._labelled_services(balancer):
             name = _name(svc)
             if name in wanted or not is_controlled_by(svc, balancer):
                 continue
@@ -447,6 +587,27 @@ class Reconciler:
                 balancer, NORMAL, EVENT_REASON_DELETED, MSG_DELETED % ("Service", name)
             )
         return remaining
+
+    def _labelled_services(self, balancer: Balancer) -> list[Obj]:
+        """The cached Services in the Balancer's namespace labelled with its
+        name: with the index, only those it controls (the only ones callers
+        keep), read in O(its children) instead of O(Services in the namespace)."""
+        meta = balancer["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        index = self._services_by_controller
+        if index is None or not meta.get("uid"):
+            return (
+                self._kinds["Service"]
+                .lister.namespaced(namespace)
+                .list({names.LABEL_BALANCER_NAME: name})
+            )
+        return [
+            svc
+            for svc in index.by_index(CONTROLLER_UID_INDEX, str(meta["uid"]))
+            if (svc.get("metadata") or {}).get("namespace") == namespace
+            and ((svc.get("metadata") or {}).get("labels") or {}).get(names.LABEL_BALANCER_NAME)
+            == name
+        ]
 
     def _count_backends(self, balancer: Mapping[str, Any]) -> tuple[int, int]:
         """(active, obsolete) from the cache, for paths that write no children.

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from controllers.balancer import names, nginx, resources
-from controllers.balancer.reconcile import CONFLICT_RECHECK, Reconciler
+from controllers.balancer import diff, names, nginx, resources
+from controllers.balancer.reconcile import CONFLICT_RECHECK, CONTROLLER_UID_INDEX, Reconciler
 from pycontroller.clock import FakeClock
 from pycontroller.controller import Result
 from pycontroller.errors import (
@@ -422,3 +422,91 @@ def test_junk_stored_status_is_replaced(world: World) -> None:
     status = world.balancer()["status"]
     assert {c["type"] for c in status["conditions"]} == {"Reconciled", "Available"}
     assert status["activeBackendsNum"] == 0
+
+
+def test_resync_of_an_unchanged_state_renders_and_diffs_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.add_balancer()
+    world.reconciler.sync("ns/b")
+    world.reconciler.sync("ns/b")  # renders the state the status write made, diffs once
+    calls: list[str] = []
+    render, differ = resources.desired_children, diff.differing_fields
+    monkeypatch.setattr(
+        resources, "desired_children", lambda *a, **k: calls.append("render") or render(*a, **k)
+    )
+    monkeypatch.setattr(
+        diff, "differing_fields", lambda *a, **k: calls.append("diff") or differ(*a, **k)
+    )
+    before = list(world.log)
+    for _ in range(3):
+        assert world.reconciler.sync("ns/b") is None
+    assert calls == []
+    assert world.log == before
+
+
+def test_child_drift_is_seen_on_the_resync_after_it(world: World) -> None:
+    world.add_balancer()
+    world.reconciler.sync("ns/b")
+    world.reconciler.sync("ns/b")
+    svc = world.services.get("b-v1-backend", "ns")
+    svc["spec"]["selector"] = {"app": "other"}
+    world.services.update(svc)  # a new resourceVersion, as any real change has
+    cm = world.configmaps.get("b-proxy-configmap", "ns")
+    cm["data"]["extra"] = "x"
+    world.configmaps.update(cm)
+    del world.log[:]
+    world.reconciler.sync("ns/b")
+    assert world.log == [
+        ("update", "Service", "b-v1-backend"),
+        ("update", "ConfigMap", "b-proxy-configmap"),
+    ]
+    assert world.services.objects[("ns", "b-v1-backend")]["spec"]["selector"] == {
+        "app": "test",
+        "version": "v1",
+    }
+    assert "extra" not in world.configmaps.objects[("ns", "b-proxy-configmap")]["data"]
+    del world.log[:]
+    world.reconciler.sync("ns/b")
+    assert world.log == []
+
+
+def test_child_taken_over_after_a_steady_sync_is_a_conflict(world: World) -> None:
+    world.add_balancer()
+    world.reconciler.sync("ns/b")
+    world.reconciler.sync("ns/b")
+    dep = world.deployments.get("b-proxy", "ns")
+    dep["metadata"]["ownerReferences"] = []
+    world.deployments.update(dep)
+    del world.log[:]
+    assert world.reconciler.sync("ns/b") == Result(requeue_after=CONFLICT_RECHECK)
+    assert [e for e in world.log if e[1] != "Balancer"] == []
+    assert world.condition("Reconciled")["reason"] == "ChildConflict"
+
+
+def test_services_cache_gets_a_controller_uid_index() -> None:
+    from pycontroller.cache import Indexer, Lister
+
+    services: Lister[Obj] = Lister(Indexer())
+    owned = {
+        "metadata": {
+            "name": "s",
+            "namespace": "ns",
+            "ownerReferences": [{"uid": "u1", "controller": True, "kind": "Balancer"}],
+        }
+    }
+    services.indexer.add(owned)
+    services.indexer.add({"metadata": {"name": "t", "namespace": "ns"}})
+    world = World()
+    Reconciler(
+        balancers=world.balancers,
+        services=services,
+        configmaps=world.configmaps,
+        deployments=world.deployments,
+        balancer_client=world.balancers,
+        service_client=world.services,
+        configmap_client=world.configmaps,
+        deployment_client=world.deployments,
+        recorder=world.recorder,
+    )
+    assert services.indexer.by_index(CONTROLLER_UID_INDEX, "u1") == [owned]
