@@ -131,6 +131,14 @@ def env_seeds(default: Sequence[int] = (1, 2)) -> list[int]:
     return [int(s) for s in re.split(r"[,\s]+", raw) if s]
 
 
+def _env_simulate(default: tuple[str, ...]) -> tuple[str, ...]:
+    """``CHAOS_SIMULATE``: "deployments,kubelet" (the default), or "none"."""
+    raw = os.environ.get("CHAOS_SIMULATE", "").strip()
+    if not raw:
+        return default
+    return tuple(s for s in re.split(r"[,\s]+", raw) if s and s != "none")
+
+
 @dataclass(frozen=True)
 class ChaosConfig:
     """Parameters of one convergence run; the defaults are the CI minimums.
@@ -150,6 +158,10 @@ class ChaosConfig:
     pace: float = 0.04  # seconds between steps (spreads the faults over the controller's work)
     converge_timeout: float = 150.0
     controller_args: tuple[str, ...] = ()
+    #: Workload simulations of the embedded server (``simulate.SIMULATIONS``
+    #: names): with "deployments" and "kubelet" the nginx Deployments become
+    #: available, so ``Available=True`` is checked too.
+    simulate: tuple[str, ...] = ("deployments", "kubelet")
 
     @classmethod
     def from_env(cls, seed: int) -> ChaosConfig:
@@ -169,6 +181,7 @@ class ChaosConfig:
             restarts=round(base.restarts * scale),
             pace=_env_float("CHAOS_PACE", base.pace),
             converge_timeout=_env_float("CHAOS_CONVERGE_TIMEOUT", base.converge_timeout),
+            simulate=_env_simulate(base.simulate),
         )
 
 
@@ -1201,16 +1214,27 @@ def wait_converged(
     expected: dict[tuple[str, str], Obj] | None = None,
     namespaces: Iterable[str] | None = None,
     interval: float = 0.25,
+    stable_for: float = 1.0,
 ) -> tuple[bool, float, DiffReport]:
-    """Poll the checker until the state converged or ``timeout`` passed:
-    (converged, seconds taken, last report). Never raises on divergence."""
+    """Poll the checker until the state converged and stayed so ``stable_for``
+    seconds (a status that is about to change, e.g. a Deployment becoming
+    available, is not taken for convergence), or until ``timeout`` passed:
+    (converged, seconds until it first held, last report). Never raises on
+    divergence."""
     scope = list(namespaces) if namespaces is not None else None
     start = time.monotonic()
+    ok_since: float | None = None
     while True:
         report = checker.check(cluster.snapshot(), expected, scope)
-        elapsed = time.monotonic() - start
-        if report.ok or elapsed > timeout:
-            return report.ok, elapsed, report
+        now = time.monotonic()
+        if not report.ok:
+            ok_since = None
+        elif ok_since is None:
+            ok_since = now
+        if ok_since is not None and now - ok_since >= stable_for:
+            return True, ok_since - start, report
+        if now - start > timeout + stable_for:
+            return False, now - start, report
         time.sleep(interval)
 
 
@@ -1253,6 +1277,7 @@ class ChaosReport:
     diff_text: str
     controller_exit_code: int | None = None
     log_path: str = ""
+    available_balancers: int = 0  # Available=True at the end (needs the simulations)
     config: dict[str, Any] = field(default_factory=dict)
     fault_timeline: list[tuple[float, str]] = field(default_factory=list)  # s after start
 
@@ -1266,13 +1291,15 @@ class ChaosReport:
             f"chaos seed={self.seed}: {self.mutations} mutations over {self.balancers} Balancers "
             f"({', '.join(f'{k} {v}' for k, v in sorted(self.mutations_by_kind.items()))}) "
             f"in {self.mutation_phase_s:.1f}s\n"
-            f"  faults: {faults}; answers {answers}; {self.expired_watches} watches expired "
+            f"  simulated: {', '.join(self.config.get('simulate') or ()) or 'nothing'}; "
+            f"faults: {faults}; answers {answers}; {self.expired_watches} watches expired "
             f"(410), {self.relists} relists, "
             f"{self.watch_requests} watch requests; {self.downtime_s:.1f}s down\n"
             f"  converged={self.converged}: {self.converge_after_last_fault_s:.1f}s after the "
             f"last fault ({self.converge_after_faults_stopped_s:.1f}s after faults stopped); "
             f"{self.requests} requests, {self.controller_writes} controller writes; "
-            f"total {self.total_s:.1f}s\n  diff: {self.diff_text}"
+            f"total {self.total_s:.1f}s\n  {self.available_balancers} Balancers Available=True; "
+            f"diff: {self.diff_text}"
         )
 
 
@@ -1314,7 +1341,8 @@ def run_convergence(
     """
     t0 = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
-    server = APIServer(port=free_port(), crds=[str(CRD)])
+    extra: dict[str, Any] = {"simulate": config.simulate} if config.simulate else {}
+    server = APIServer(port=free_port(), crds=[str(CRD)], **extra)
     server.start()
     cluster = Cluster(server)
     controller: ControllerProcess | None = None
@@ -1349,14 +1377,23 @@ def run_convergence(
         last_fault = injector.last_fault_at or time.monotonic()
         unused = injector.stop_all()
         stopped_at = time.monotonic()
-        converged, _, report = wait_converged(
+        converged, took, report = wait_converged(
             cluster,
             StateChecker(),
             timeout=config.converge_timeout,
             expected=generator.model,
         )
-        done = time.monotonic()
+        done = stopped_at + took  # when the state first matched (and then stayed so)
+        available = sum(
+            1
+            for b in cluster.snapshot().balancers
+            for c in (b.get("status") or {}).get("conditions") or []
+            if c.get("type") == names.CONDITION_AVAILABLE and c.get("status") == "True"
+        )
         records = list(server.request_log)
+        # Every request the server answered, in order (for a post-mortem of a failed seed).
+        with (workdir / f"requests-seed{config.seed}.log").open("w") as f:
+            f.writelines(f"{r.method} {r.status} {r.path}\n" for r in records)
         answers, relists, watches = _request_stats(records)
         rc = None
         if controller.running:
@@ -1384,6 +1421,7 @@ def run_convergence(
             diff_text=report.format(),
             controller_exit_code=rc,
             log_path=str(controller.log_path),
+            available_balancers=available,
             config=dataclasses.asdict(config),
             fault_timeline=[(round(t - t0, 2), kind) for t, kind in injector.timeline],
         )
