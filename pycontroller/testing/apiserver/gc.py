@@ -18,10 +18,11 @@ The queues (``attemptToDelete`` / ``attemptToOrphan``), each a set processed
 in insertion order:
 
 - ``_check``: dependents whose owners must be looked up: queued when one is
-  created or its owner references change, and when an owner it names is
-  deleted. A dependent none of whose owners exists (by uid) is deleted
-  (Background); references to vanished owners are dropped when some owner
-  still exists. Terminating dependents are left alone.
+  created or its owner references change while an owner it names does not
+  exist (the listener looks them up: an owner that exists is watched through
+  its own deletion), and when an owner it names is deleted. A dependent none
+  of whose owners exists (by uid) is deleted (Background); references to
+  vanished owners are dropped when some owner still exists. Terminating dependents are left alone.
 - ``_finalize``: terminating owners carrying ``orphan`` or
   ``foregroundDeletion``: queued when they become so and whenever one of
   their dependents changes (so a foreground owner notices its last blocking
