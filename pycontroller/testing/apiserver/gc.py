@@ -22,7 +22,8 @@ in insertion order:
   exist (the listener looks them up: an owner that exists is watched through
   its own deletion), and when an owner it names is deleted. A dependent none
   of whose owners exists (by uid) is deleted (Background); references to
-  vanished owners are dropped when some owner still exists. Terminating dependents are left alone.
+  vanished owners are dropped when some owner still exists. Terminating
+  dependents are left alone.
 - ``_finalize``: terminating owners carrying ``orphan`` or
   ``foregroundDeletion``: queued when they become so and whenever one of
   their dependents changes (so a foreground owner notices its last blocking
