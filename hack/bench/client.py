@@ -40,6 +40,8 @@ import urllib3
 NAMESPACE = "bench"
 PAGE = 500
 LIVE = False  # --live: also walk the cached objects for their live bytes
+# --embedded: the server is the embedded APIServer (no /arm, /stats, /nostream)
+EMBEDDED = False
 
 try:
     _libc: Any = ctypes.CDLL("libc.so.6")
@@ -175,7 +177,7 @@ def ours_informer(url: str, plural: str, variant: str) -> Any:
     cfg = k8s.Configuration()
     # Under /nostream the canned server answers streaming lists with 422, as a
     # server without WatchList: the informer lists with pages.
-    cfg.host = url if stream else url + "/nostream"
+    cfg.host = url if stream or EMBEDDED else url + "/nostream"
     api = k8s.ApiClient(cfg)
     set_rate_limiter(api, TokenBucketRateLimiter(qps=0))
     if variant == "ours_metadata":
@@ -291,6 +293,63 @@ def k8s_informer(url: str, plural: str, objects: int, events: int) -> dict[str, 
     return out
 
 
+# --------------------------------------------------------------------------- kopf
+
+
+def kopf_index(url: str, plural: str, objects: int) -> dict[str, Any]:
+    """kopf's ``@kopf.index`` over the resource, kopf run embedded in a thread.
+
+    The sync ends when the index function has been called for every object
+    (kopf indexes the initial list before it reports the operator ready).
+    kopf logs in with ``kopf.login_with_kubeconfig`` (``KUBECONFIG`` points at
+    the server) from an ``@kopf.on.login`` handler; peering and event posting
+    are off so only the indexing is measured.
+    """
+    import asyncio
+    import logging
+
+    import kopf
+
+    logging.getLogger("kopf").setLevel(logging.WARNING)
+    logging.getLogger("aiohttp").setLevel(logging.WARNING)
+    registry = kopf.OperatorRegistry()
+    done = Done(objects)
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.posting.enabled = False
+        settings.peering.standalone = True
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> Any:
+        return kopf.login_with_kubeconfig(**kwargs)
+
+    @kopf.index("v1", plural, registry=registry)
+    def by_name(name: str, namespace: str, **_: Any) -> Any:
+        done.hit()
+        return {(namespace, name): None}
+
+    stop_flag = threading.Event()
+
+    def operator() -> None:
+        asyncio.run(
+            kopf.operator(
+                registry=registry,
+                namespaces=[NAMESPACE],
+                standalone=True,
+                stop_flag=stop_flag,
+            )
+        )
+
+    before = rss()
+    t0 = time.perf_counter()
+    threading.Thread(target=operator, daemon=True, name="kopf").start()
+    sync = wait(done, "kopf index calls", timeout=1800) - t0
+    after = rss()
+    stop_flag.set()
+    return {"sync_s": sync, "rss_per_object": (after - before) / objects, "cached": done.n}
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -316,6 +375,8 @@ def run(url: str, variant: str, plural: str, objects: int, events: int) -> dict[
         return typed(url, plural, objects)
     if variant == "k8s_informer":
         return k8s_informer(url, plural, objects, events)
+    if variant == "kopf":
+        return kopf_index(url, plural, objects)
     raise SystemExit(f"unknown variant {variant}")
 
 
@@ -327,14 +388,21 @@ def main() -> None:
     parser.add_argument("--objects", type=int, required=True)
     parser.add_argument("--events", type=int, default=0)
     parser.add_argument("--live", action="store_true", help="also report live_per_object")
+    parser.add_argument("--embedded", action="store_true", help="the server is an APIServer")
+    parser.add_argument("--kubeconfig", help="for kopf (KUBECONFIG)")
     args = parser.parse_args()
-    global LIVE
-    LIVE = args.live
-    get(args.url + "/disarm")
-    stats0 = get(args.url + "/stats")
-    out = run(args.url, args.variant, args.plural, args.objects, args.events)
-    stats1 = get(args.url + "/stats")
-    out["requests"] = {k: stats1[k] - stats0[k] for k in stats0}
+    global LIVE, EMBEDDED
+    LIVE, EMBEDDED = args.live, args.embedded
+    if args.kubeconfig:
+        os.environ["KUBECONFIG"] = args.kubeconfig
+    if EMBEDDED:
+        out = run(args.url, args.variant, args.plural, args.objects, 0)
+    else:
+        get(args.url + "/disarm")
+        stats0 = get(args.url + "/stats")
+        out = run(args.url, args.variant, args.plural, args.objects, args.events)
+        stats1 = get(args.url + "/stats")
+        out["requests"] = {k: stats1[k] - stats0[k] for k in stats0}
     out["variant"] = args.variant
     print(json.dumps(out), flush=True)
     sys.stdout.flush()

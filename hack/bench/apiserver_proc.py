@@ -1,0 +1,94 @@
+"""The embedded API server in its own process, filled with benchmark Pods, driven over stdin.
+
+    python hack/bench/apiserver_proc.py --pods N --kubeconfig PATH
+
+creates namespace ``bench`` and ``N`` Pods (``objects.pod``; created in
+process through the server's REST layer, without HTTP: filling is not what is
+measured; the stored objects get server-set uids, resourceVersions and
+defaults, and keep the generator's managedFields; their ownerReferences are
+dropped, as their ReplicaSets do not exist), prints ``READY <url>``
+and then answers one line of JSON per command read from stdin:
+
+- ``watch_list on|off``: serve streaming lists, or answer them 422 (a server
+  without the WatchList feature, so clients list with pages);
+- ``reset_peak``: reset this process's peak RSS (``/proc/self/clear_refs``:
+  ``5``), answer the current RSS;
+- ``peak``: answer the current and peak RSS (``VmRSS``, ``VmHWM``) in bytes.
+
+Stops when stdin closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from objects import pod
+
+from pycontroller.testing import APIServer
+from pycontroller.testing.apiserver.rest import WriteOptions
+
+
+def memory() -> dict[str, int]:
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def fill(server: APIServer, pods: int) -> None:
+    rest, registry = server.rest, server.registry
+    namespaces = registry.get("", "v1", "namespaces")
+    rest.create(namespaces, None, {"metadata": {"name": "bench"}}, WriteOptions())  # type: ignore[arg-type]
+    rt = registry.get("", "v1", "pods")
+    for i in range(pods):
+        body = pod(i, 1)
+        meta = body["metadata"]
+        # Server-set fields go; so do the ownerReferences: their ReplicaSets do
+        # not exist here, and the server's garbage collector would delete the
+        # Pods as orphans.
+        for key in ("uid", "resourceVersion", "creationTimestamp", "ownerReferences"):
+            del meta[key]
+        rest.create(rt, "bench", copy.deepcopy(body), WriteOptions())  # type: ignore[arg-type]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, default=30_000)
+    parser.add_argument("--kubeconfig", required=True)
+    args = parser.parse_args()
+    server = APIServer(history_size=1000)
+    t0 = time.monotonic()
+    fill(server, args.pods)
+    server.start()
+    server.write_kubeconfig(args.kubeconfig)
+    gc.collect()
+    fill_s = time.monotonic() - t0
+    print(f"READY {server.url} {json.dumps({'fill_s': fill_s})}", flush=True)
+    for line in sys.stdin:
+        cmd = line.split()
+        answer: dict[str, Any] = {}
+        if cmd[:1] == ["watch_list"]:
+            server.watch_list = cmd[1] == "on"
+        elif cmd[:1] == ["reset_peak"]:
+            gc.collect()
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        answer.update(memory())
+        print(json.dumps(answer), flush=True)
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
