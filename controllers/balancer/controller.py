@@ -12,7 +12,8 @@
 - ``owns`` Services, ConfigMaps, Deployments: every event of an object whose
   controller ownerReference is a Balancer enqueues that Balancer, so edits
   and deletions of children self-heal and a Deployment's status change
-  updates the ``Available`` condition.
+  updates the ``Available`` condition; a child's periodic resync does not
+  (the Balancer's own resync covers it).
 
 All informers come from the Manager's one ``SharedInformerFactory``
 (namespace-scoped when it has a namespace). ``BalancerController`` is the
@@ -40,7 +41,7 @@ from pycontroller.handlers import (
     labels_changed,
     resource_version_changed,
 )
-from pycontroller.predicates import Funcs
+from pycontroller.predicates import Funcs, ResourceVersionChanged
 from pycontroller.record import Recorder
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,10 @@ def setup(
         *BALANCERS, predicates=[Funcs(update=balancer_update_relevant)], kind=names.KIND
     )
     for child in (SERVICES, CONFIGMAPS, DEPLOYMENTS):
-        builder.owns(*child)
+        # A child's periodic resync (same resourceVersion) says nothing new: the
+        # Balancer's own resync already reconciles it once per period
+        # (sample-controller's handleObject drops these the same way).
+        builder.owns(*child, predicates=[ResourceVersionChanged()])
     return builder.with_options(workers=workers, max_retries=max_retries).complete(
         lambda request: reconciler.sync(str(request))
     )
