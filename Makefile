@@ -49,9 +49,13 @@ fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## benchmarks: speed and memory, printed as ratios against a baseline in the same run
+## benchmarks: speed and memory, measured side by side in one run as ratios; writes
+## bench/results.md and its PNG plots (hack/bench/run_all.py). BENCH_ARGS=--quick for
+## a small smoke run (not the figures to publish).
+BENCH_ARGS ?=
 bench: $(STAMP)
-	@for b in hack/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	$(BIN)/python hack/bench/run_all.py $(BENCH_ARGS)
 
 ## end-to-end on a kind cluster (needs Docker; not available on CI machines)
 e2e:
