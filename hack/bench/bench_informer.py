@@ -119,6 +119,27 @@ def make_handler(canned: Canned) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:
+            if "sendInitialEvents=true" in self.path:
+                # A server without the WatchList feature (kube answers 422): the
+                # informer falls back to the paged LIST this benchmark measures
+                # (streaming lists are measured by bench_sync.py).
+                body = json.dumps(
+                    {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "status": "Failure",
+                        "code": 422,
+                        "reason": "Invalid",
+                        "message": "sendInitialEvents is forbidden for watch "
+                        "unless the WatchList feature gate is enabled",
+                    }
+                ).encode()
+                self.send_response(422)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if "watch=true" not in self.path:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
