@@ -62,6 +62,32 @@ def run(cmd: list[str], log: Path | None) -> tuple[int, float]:
     return rc, time.monotonic() - t0
 
 
+README_BEGIN = "<!-- bench-results:begin -->"
+README_END = "<!-- bench-results:end -->"
+
+
+def update_readme(results: Path) -> None:
+    """Copy the targets table of ``results`` into README.md between the markers.
+
+    Only a full run does this, and only where README.md has both markers (the
+    section it replaces is the generated one; nothing else is touched).
+    """
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text or not results.exists():
+        print(f"README.md: no {README_BEGIN} ... {README_END} markers: table not copied")
+        return
+    lines = results.read_text().splitlines()
+    start = lines.index("## Targets (issue 12)") + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("#")), len(lines))
+    table = "\n".join(line for line in lines[start:end] if not line.startswith("![")).strip()
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    body = f"\n{table}\n\n(from `bench/results.md`, written by `make bench`)\n"
+    readme.write_text(head + README_BEGIN + body + README_END + tail)
+    print("README.md: targets table updated")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, 1 round (smoke test)")
@@ -123,6 +149,8 @@ def main() -> int:
         else ""
     )
     run([py, str(HERE / "report.py"), "--dir", str(out_dir), "--note", note], None)
+    if not args.quick and only is None:
+        update_readme(out_dir / "results.md")
     print("\n######## time per benchmark")
     for script, secs, rc in timings:
         print(f"  {script:<28} {secs:7.0f} s{'' if rc == 0 else f'  (exit {rc})'}")
