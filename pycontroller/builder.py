@@ -52,8 +52,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pycontroller._objmeta import object_meta as _meta
+from pycontroller._objmeta import unwrap as _unwrap
 from pycontroller.cache.shared_informer import ResourceEventHandler, SharedIndexInformer
-from pycontroller.cache.store import DeletedFinalStateUnknown
 from pycontroller.consistency import ReadYourWrites
 from pycontroller.controller import Controller, Result
 from pycontroller.handlers import enqueue_key
@@ -84,16 +85,6 @@ class _Watch:
     map_fn: MapFunc | None = None
     owned: bool = False
     kind: str | None = None
-
-
-def _unwrap(obj: Any) -> Any:
-    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-
-
-def _meta(obj: Any) -> dict[str, Any]:
-    obj = _unwrap(obj)
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    return meta if isinstance(meta, dict) else {}
 
 
 class _OwnerKind:

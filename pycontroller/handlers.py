@@ -48,8 +48,9 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ._objmeta import object_meta as _meta
 from .cache.shared_informer import ResourceEventHandler
-from .cache.store import DeletedFinalStateUnknown, deletion_handling_meta_namespace_key_func
+from .cache.store import deletion_handling_meta_namespace_key_func
 from .workqueue.priority_handlers import add_for_create, add_for_update
 
 __all__ = [
@@ -73,16 +74,6 @@ UpdatePredicate = Callable[[Any, Any], bool]
 
 class _Adder(Protocol):
     def add(self, item: Any) -> None: ...
-
-
-def _meta(obj: Any) -> dict[str, Any]:
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if isinstance(obj, dict):
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            return meta
-    return {}
 
 
 # --------------------------------------------------------------------------- enqueue_key

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._objmeta import object_meta as _meta
 from ._time import format_rfc3339
-from .cache.store import DeletedFinalStateUnknown
 from .clock import REAL_CLOCK, Clock
 
 __all__ = [
@@ -40,17 +40,6 @@ __all__ = [
 ]
 
 Obj = dict[str, Any]
-
-
-def _meta(obj: Any) -> Obj:
-    """``obj["metadata"]`` for reading (``{}`` when absent); tombstones are unwrapped."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if isinstance(obj, dict):
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            return meta
-    return {}
 
 
 def _writable_meta(obj: Obj) -> Obj:

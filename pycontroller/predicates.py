@@ -40,8 +40,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from ._objmeta import unwrap as _unwrap
 from .cache.shared_informer import ResourceEventHandler
-from .cache.store import DeletedFinalStateUnknown
 from .handlers import (
     annotations_changed,
     generation_changed,
@@ -281,10 +281,6 @@ def not_(predicate: Predicate) -> Predicate:
 
 
 # --------------------------------------------------------------------------- informer handlers
-
-
-def _unwrap(obj: Any) -> Any:
-    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
 
 
 class _FilterHandler:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .cache.store import DeletedFinalStateUnknown, split_meta_namespace_key
+from ._objmeta import object_meta
+from .cache.store import split_meta_namespace_key
 
 __all__ = ["Request"]
 
@@ -43,9 +44,7 @@ class Request(NamedTuple):
 
         Raises ``ValueError`` when the object has no ``metadata.name``.
         """
-        if isinstance(obj, DeletedFinalStateUnknown):
-            obj = obj.obj
-        meta = obj.get("metadata") if isinstance(obj, dict) else None
-        if not isinstance(meta, dict) or not meta.get("name"):
+        meta = object_meta(obj)
+        if not meta.get("name"):
             raise ValueError("object has no metadata.name")
         return cls(str(meta.get("namespace") or ""), str(meta["name"]))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pycontroller.cache.store import DeletedFinalStateUnknown
+from pycontroller._objmeta import object_meta as _meta
 from pycontroller.workqueue.priority_queue import LOW_PRIORITY
 
 __all__ = [
@@ -33,16 +33,6 @@ __all__ = [
 
 class _Adder(Protocol):
     def add(self, item: Any) -> None: ...
-
-
-def _meta(obj: Any) -> dict[str, Any]:
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    if isinstance(obj, dict):
-        meta = obj.get("metadata")
-        if isinstance(meta, dict):
-            return meta
-    return {}
 
 
 def create_priority(is_in_initial_list: bool) -> int:
