@@ -52,12 +52,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pycontroller._objmeta import object_meta as _meta
 from pycontroller._objmeta import unwrap as _unwrap
 from pycontroller.cache.shared_informer import ResourceEventHandler, SharedIndexInformer
 from pycontroller.consistency import ReadYourWrites
 from pycontroller.controller import Controller, Result
-from pycontroller.handlers import enqueue_key
+from pycontroller.handlers import _controller_owner_key, enqueue_key
+from pycontroller.handlers import _EnqueueOwner as _EnqueueControllerOwner
 from pycontroller.predicates import Predicate, filter_handler
 from pycontroller.request import Request
 from pycontroller.workqueue import PriorityQueue
@@ -103,43 +103,11 @@ class _OwnerKind:
         return self._kind
 
 
-class _EnqueueOwner:
+class _EnqueueOwner(_EnqueueControllerOwner):
     """Maps a child's events to its controller owner's key (group + kind of the ``for_``)."""
 
     def __init__(self, queue: PriorityQueue, group: str, kind: _OwnerKind) -> None:
-        self.queue = queue
-        self.group = group
-        self.kind = kind
-
-    def _key(self, obj: Any) -> str | None:
-        meta = _meta(obj)
-        for ref in meta.get("ownerReferences") or ():
-            if not isinstance(ref, dict) or not ref.get("controller"):
-                continue
-            if str(ref.get("apiVersion") or "").rpartition("/")[0] != self.group:
-                return None
-            kind = self.kind.get()
-            if kind is not None and ref.get("kind") != kind:
-                return None
-            if not ref.get("name"):
-                return None
-            return str(Request(str(meta.get("namespace") or ""), str(ref["name"])))
-        return None
-
-    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
-        if (key := self._key(obj)) is not None:
-            add_for_create(self.queue, key, is_in_initial_list)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        new_key, old_key = self._key(new), self._key(old)
-        if new_key is not None:
-            add_for_update(self.queue, new_key, old, new)
-        if old_key is not None and old_key != new_key:
-            add_for_update(self.queue, old_key, old, new)
-
-    def on_delete(self, obj: Any) -> None:
-        if (key := self._key(obj)) is not None:
-            self.queue.add(key)
+        super().__init__(queue, lambda obj: _controller_owner_key(obj, group, kind.get))
 
 
 class _EnqueueMapped:

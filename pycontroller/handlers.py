@@ -132,13 +132,25 @@ def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | N
     ``DeletedFinalStateUnknown``. Returns None when there is no matching
     controller reference.
     """
+    return _controller_owner_key(obj, owner_group, lambda: owner_kind)
+
+
+def _controller_owner_key(
+    obj: Any, owner_group: str, owner_kind: Callable[[], str | None]
+) -> str | None:
+    """``controller_owner_key`` with the kind asked for only once the group matched.
+
+    ``owner_kind()`` None matches any kind (the Builder's ``for_`` kind before
+    its cache has an object to learn it from).
+    """
     meta = _meta(obj)
     for ref in meta.get("ownerReferences") or ():
         if not isinstance(ref, dict) or not ref.get("controller"):
             continue
-        if ref.get("kind") != owner_kind:
-            return None
         if _api_group(str(ref.get("apiVersion") or "")) != owner_group:
+            return None
+        kind = owner_kind()
+        if kind is not None and ref.get("kind") != kind:
             return None
         name = ref.get("name")
         if not name:
@@ -149,13 +161,11 @@ def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | N
 
 
 class _EnqueueOwner:
-    def __init__(self, queue: _Adder, owner_kind: str, owner_group: str) -> None:
-        self.queue = queue
-        self.owner_kind = owner_kind
-        self.owner_group = owner_group
+    """Enqueues ``owner_key(child)`` for a child's events (nothing where it is None)."""
 
-    def _key(self, obj: Any) -> str | None:
-        return controller_owner_key(obj, self.owner_kind, self.owner_group)
+    def __init__(self, queue: _Adder, owner_key: Callable[[Any], str | None]) -> None:
+        self.queue = queue
+        self._key = owner_key
 
     def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
         if (key := self._key(obj)) is not None:
@@ -184,7 +194,7 @@ def enqueue_owner(queue: _Adder, owner_kind: str, owner_group: str) -> ResourceE
     for core, e.g. ``"apps"`` for Deployments); the version is ignored. On a
     priority queue, initial-list adds and resyncs go in at ``LOW_PRIORITY``.
     """
-    return _EnqueueOwner(queue, owner_kind, owner_group)
+    return _EnqueueOwner(queue, lambda obj: controller_owner_key(obj, owner_kind, owner_group))
 
 
 # --------------------------------------------------------------------------- predicates
