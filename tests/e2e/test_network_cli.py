@@ -3,55 +3,20 @@
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
-from typing import Any
+
+from support.cli import REPO, CLIProc
 
 from pycontroller.client import ResourceClient
 from pycontroller.config import load_config
 from pycontroller.testing import wait_for
 
-REPO = Path(__file__).resolve().parents[2]
 
-
-class Proc:
-    """The CLI as a child process; stdout and stderr lines collected by threads."""
-
-    def __init__(self, *args: str) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "controllers.network", *args],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        for stream in (self.popen.stdout, self.popen.stderr):
-            threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: Any) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n"))
-
-    def output(self) -> str:
-        return "\n".join(list(self.lines))
-
-    def find(self, pattern: str, timeout: float = 20.0) -> re.Match[str]:
-        def match() -> re.Match[str] | None:
-            if self.popen.poll() is not None and not self.lines:
-                raise AssertionError(f"exited {self.popen.returncode}:\n{self.output()}")
-            return next((m for line in list(self.lines) if (m := re.search(pattern, line))), None)
-
-        return wait_for(match, timeout, interval=0.05, what=f"{pattern!r} in\n{self.output()}")
+class Proc(CLIProc):
+    module = "controllers.network"
 
 
 def test_embedded_syncs_and_stops_on_sigterm_with_exit_0() -> None:
