@@ -18,7 +18,8 @@ the same 400 with the field path relative to ``ObjectMeta``.
 
 The Go types come from the Kubernetes OpenAPI definitions that the
 ``kubernetes-validate`` package ships (the version this server reports,
-1.32), rather than from hand-written per-kind tables. What they cannot tell:
+1.32, read once by ``definitions.py`` for the whole server), rather than from
+hand-written per-kind tables. What they cannot tell:
 named string types (``v1.Protocol`` is reported as ``string``) and the exact
 ``time.Parse`` messages (times are type-checked, not parsed).
 """
@@ -30,10 +31,9 @@ import binascii
 import json
 import logging
 import re
-import threading
-from importlib import resources
 from typing import Any
 
+from pycontroller.testing.apiserver.definitions import REF_PREFIX, by_gvk, definitions, ref_name
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
@@ -41,10 +41,6 @@ __all__ = ["DecodeResult", "decode_body", "decode_patched", "type_error_message"
 
 logger = logging.getLogger(__name__)
 
-# The Kubernetes minor whose definitions type built-in kinds (what /version reports).
-PINNED_MINOR = 32
-
-_REF = "#/$defs/"
 _META_V1 = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _TIME_TYPES = frozenset({_META_V1 + "Time", _META_V1 + "MicroTime"})
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
@@ -64,51 +60,6 @@ _INT_RANGES = {
     "int32": (-(2**31), 2**31 - 1),
     "int64": (-(2**63), 2**63 - 1),
 }
-
-_lock = threading.Lock()
-_defs: dict[str, Any] | None = None
-_by_gvk: dict[tuple[str, str, str], str] = {}
-
-
-def _definitions_file() -> Any:
-    base = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
-    versions = [
-        p.name
-        for p in base.iterdir()
-        if p.name.startswith("v") and p.name.endswith("-local") and p.is_dir()
-    ]
-
-    def minor(name: str) -> int:
-        parts = name[1:].split("-")[0].split(".")
-        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-
-    if not versions:
-        raise FileNotFoundError("kubernetes-validate ships no schemas")
-    pinned = [v for v in versions if minor(v) == PINNED_MINOR]
-    name = pinned[0] if pinned else max(versions, key=minor)
-    return base.joinpath(name).joinpath("_definitions.json")
-
-
-def _load() -> dict[str, Any]:
-    global _defs
-    with _lock:
-        if _defs is None:
-            try:
-                doc = json.loads(_definitions_file().read_text(encoding="utf-8"))
-                defs: dict[str, Any] = doc.get("$defs") or doc.get("definitions") or {}
-            except (ImportError, OSError, ValueError) as err:
-                logger.warning(
-                    "kubernetes-validate's schemas are unavailable (%s): built-in bodies "
-                    "are not type-checked",
-                    err,
-                )
-                defs = {}
-            for name, node in defs.items():
-                for gvk in node.get("x-kubernetes-group-version-kind") or ():
-                    key = (gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", ""))
-                    _by_gvk.setdefault(key, name)
-            _defs = defs
-        return _defs
 
 
 class _TypeError(Exception):
@@ -164,9 +115,8 @@ class _Walker:
         self.unknown: list[str] = []
 
     def go_type(self, node: dict[str, Any]) -> str:
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            name = ref[len(_REF) :] if ref.startswith(_REF) else ref
+        name = ref_name(node)
+        if name is not None:
             if name in _TIME_TYPES:
                 return "string"
             if name == _INT_OR_STRING:
@@ -208,9 +158,8 @@ class _Walker:
         Raises ``_TypeError`` carrying the Go error text (context applied)."""
         if value is None:
             return None  # null is a no-op (or a nil pointer/map/slice) in Go
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            name = ref[len(_REF) :] if ref.startswith(_REF) else ref
+        name = ref_name(node)
+        if name is not None:
             return self._walk_ref(value, name, struct, stack, path)
         types = _types(node)
         if not types:
@@ -290,7 +239,7 @@ class _Walker:
         types = _types(node)
         if isinstance(node.get("properties"), dict):
             if not isinstance(value, dict):
-                raise self._err(kind, self.go_type({"$ref": _REF + name}), struct, stack)
+                raise self._err(kind, self.go_type({"$ref": REF_PREFIX + name}), struct, stack)
             return self._walk_struct(value, node["properties"], short, stack, path)
         if not types:
             return value
@@ -404,7 +353,7 @@ def _interpret(rt: ResourceType, obj: Any, raw: bytes) -> tuple[str, str]:
 
 def _check(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
     """Walk ``obj`` as ``rt``'s Go type; raises ``_TypeError``."""
-    defs = _load()
+    defs = definitions()
     walker = _Walker(defs)
     if rt.is_crd:
         meta = obj.get("metadata")
@@ -412,7 +361,7 @@ def _check(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
             # GetObjectMetaWithOptions unmarshals metadata alone into ObjectMeta.
             walker._walk_ref(meta, _OBJECT_META, None, [], "metadata")
         return DecodeResult(obj, [])
-    name = _by_gvk.get((rt.group, rt.version, rt.kind))
+    name = by_gvk(rt.group, rt.version, rt.kind)
     node = defs.get(name) if name else None
     if node is None or not isinstance(node.get("properties"), dict):
         return DecodeResult(obj, [])
