@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pycontroller.testing.apiserver.negotiation import media_ranges
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError
 
@@ -42,20 +43,7 @@ def partial_target(accept: str) -> tuple[str, str] | None:
     None for a plain (or other ``as=``, e.g. Table) answer."""
     if "PartialObjectMetadata" not in accept:
         return None  # the common case, without parsing
-    ranges: list[tuple[float, int, str, dict[str, str]]] = []
-    for i, part in enumerate(accept.split(",")):
-        media, *raw = (p.strip() for p in part.split(";"))
-        params: dict[str, str] = {}
-        for p in raw:
-            k, _, v = p.partition("=")
-            params[k.strip().lower()] = v.strip()
-        try:
-            q = float(params.pop("q", "1"))
-        except ValueError:
-            q = 1.0
-        if media and q > 0:
-            ranges.append((-q, i, media.lower(), params))
-    for _, _, media, params in sorted(ranges):
+    for media, params in media_ranges(accept):
         if media not in _JSON_RANGES:
             continue  # protobuf, yaml with as=...: not served as metadata here
         target = params.get("as")

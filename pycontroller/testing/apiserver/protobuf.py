@@ -52,6 +52,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from pycontroller.testing.apiserver._proto import gotypes
+from pycontroller.testing.apiserver.negotiation import media_ranges
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
 __all__ = [
@@ -530,20 +531,7 @@ def prefers_protobuf(accept: str) -> bool:
     As kube's negotiation: media ranges by ``q`` (highest first, stable),
     the first one served wins. Protobuf with ``as=``/``stream=`` parameters
     (a Table or PartialObjectMetadata, a watch stream) is not plain."""
-    ranges: list[tuple[float, int, str, dict[str, str]]] = []
-    for i, part in enumerate(accept.split(",")):
-        media, *raw_params = (p.strip() for p in part.split(";"))
-        params = {}
-        for p in raw_params:
-            k, _, v = p.partition("=")
-            params[k.strip().lower()] = v.strip()
-        try:
-            q = float(params.pop("q", "1"))
-        except ValueError:
-            q = 1.0
-        if media and q > 0:
-            ranges.append((-q, i, media.lower(), params))
-    for _, _, media, params in sorted(ranges):
+    for media, params in media_ranges(accept):
         if media == MEDIA_TYPE:
             if not params:
                 return True
