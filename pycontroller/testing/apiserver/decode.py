@@ -37,7 +37,13 @@ from pycontroller.testing.apiserver.definitions import REF_PREFIX, by_gvk, defin
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
-__all__ = ["DecodeResult", "decode_body", "decode_patched", "type_error_message"]
+__all__ = [
+    "DecodeResult",
+    "check_unknown_fields",
+    "decode_body",
+    "decode_patched",
+    "type_error_message",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -312,6 +318,24 @@ class DecodeResult:
     def __init__(self, obj: Any, unknown: list[str]) -> None:
         self.obj = obj
         self.unknown = unknown
+
+
+def check_unknown_fields(
+    rt: ResourceType, result: DecodeResult, field_validation: str, warnings: list[str]
+) -> Any:
+    """``result.obj`` once kube's ``fieldValidation`` has judged the unknown
+    fields of a built-in kind: ``Strict`` a 400 ``strict decoding error``,
+    ``Warn`` (the default) one warning each, appended to ``warnings``,
+    ``Ignore`` nothing. Custom resources are never judged here."""
+    if result.unknown and not rt.is_crd:
+        if field_validation == "Strict":
+            raise bad_request(
+                "strict decoding error: "
+                + ", ".join(f'unknown field "{p}"' for p in result.unknown)
+            )
+        if field_validation != "Ignore":
+            warnings.extend(f'unknown field "{p}"' for p in result.unknown)
+    return result.obj
 
 
 def _summary(raw: bytes) -> str:

@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pycontroller import _json
 from pycontroller.testing.apiserver import listoptions, partial, protobuf, reviews
 from pycontroller.testing.apiserver.auth import authorize_request
-from pycontroller.testing.apiserver.decode import decode_body
+from pycontroller.testing.apiserver.decode import check_unknown_fields, decode_body
 from pycontroller.testing.apiserver.discovery import discovery_response, version_info
 from pycontroller.testing.apiserver.events import events_field_selector
 from pycontroller.testing.apiserver.openapi import openapi_response
@@ -564,15 +564,7 @@ class _Handler(BaseHTTPRequestHandler):
         types are a 400, unknown fields of built-in kinds are dropped (a 400
         under ``fieldValidation=Strict``, a warning under ``Warn``)."""
         result = decode_body(rt, self._decode(body), body)
-        if result.unknown and not rt.is_crd:
-            if opts.field_validation == "Strict":
-                raise bad_request(
-                    "strict decoding error: "
-                    + ", ".join(f'unknown field "{p}"' for p in result.unknown)
-                )
-            if opts.field_validation != "Ignore":
-                opts.warnings.extend(f'unknown field "{p}"' for p in result.unknown)
-        return result.obj
+        return check_unknown_fields(rt, result, opts.field_validation, opts.warnings)
 
     def _reply(
         self,

@@ -852,15 +852,9 @@ class REST:
         wrong JSON type is 422 (field ``patch``); unknown fields of built-in
         kinds are dropped (strict: 400, warn: a warning)."""
         result = decode_mod.decode_patched(rt, patched)
-        if result.unknown and not rt.is_crd:
-            if opts.field_validation == "Strict":
-                raise bad_request(
-                    "strict decoding error: "
-                    + ", ".join(f'unknown field "{p}"' for p in result.unknown)
-                )
-            if opts.field_validation != "Ignore":
-                opts.warnings.extend(f'unknown field "{p}"' for p in result.unknown)
-        out: dict[str, Any] = result.obj
+        out: dict[str, Any] = decode_mod.check_unknown_fields(
+            rt, result, opts.field_validation, opts.warnings
+        )
         return out
 
     def _patched(
