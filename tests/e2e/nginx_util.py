@@ -87,6 +87,18 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def netns_unavailable_reason() -> str | None:
+    """Why the data-plane tests (nginx and backends in their own network
+    namespaces) cannot run here, or None if they can."""
+    if unavailable_reason():
+        return unavailable_reason()
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None:
+        return "iproute2 (ip) is not installed"
+    return None
+
+
 def nginx_command(
     conf: Path, workdir: Path, *, test: bool = False, config_sets_pid_and_daemon: bool = False
 ) -> list[str]:

@@ -60,17 +60,7 @@ CONNECTIONS = 1000
 DEADLINE = 20.0  # seconds, for each start-up wait
 
 
-def _skip_reason() -> str | None:
-    if nginx_util.unavailable_reason():
-        return nginx_util.unavailable_reason()
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    if shutil.which("ip") is None:
-        return "iproute2 (ip) is not installed"
-    return None
-
-
-_REASON = _skip_reason()
+_REASON = nginx_util.netns_unavailable_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=str(_REASON))
 
 BACKEND_SERVER = r"""

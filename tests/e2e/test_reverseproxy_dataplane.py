@@ -41,17 +41,7 @@ from controllers.reverseproxy.resources import desired_children
 DEADLINE = 20.0
 
 
-def _skip_reason() -> str | None:
-    if nginx_util.unavailable_reason():
-        return nginx_util.unavailable_reason()
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    if shutil.which("ip") is None:
-        return "iproute2 (ip) is not installed"
-    return None
-
-
-_REASON = _skip_reason()
+_REASON = nginx_util.netns_unavailable_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=str(_REASON))
 
 HTTP_BACKEND = r"""
