@@ -31,6 +31,10 @@ Prints the ratios; exits non-zero only on errors (targets are reported, not
 enforced: timings vary by machine).
 
     .venv/bin/python hack/bench/bench_informer.py [--objects N] [--events N] [--rounds N]
+        [--compare-fifos]
+
+``--compare-fifos`` instead times the informer with its default RealFIFO
+against ``fifo="delta"`` (DeltaFIFO), alternating within each round.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from kubernetes import client as k8s
 
 from pycontroller import _json
 from pycontroller.cache import ListWatch, SharedIndexInformer
-from pycontroller.cache.shared_informer import POP_BATCH
+from pycontroller.cache.shared_informer import POP_BATCH, FifoKind
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter, set_rate_limiter
 
 
@@ -238,10 +242,10 @@ class Counter:
         pass
 
 
-def informer_sync(api: k8s.ApiClient, objects: int) -> float:
+def informer_sync(api: k8s.ApiClient, objects: int, fifo: FifoKind = "real") -> float:
     """Start -> has_synced() and the handler was handed every object of the list."""
     client = ResourceClient(api, "", "v1", "configmaps")
-    inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-sync")
+    inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-sync", fifo=fifo)
     counter = Counter(objects, count_adds=True)
     inf.add_event_handler(counter)
     stop = threading.Event()
@@ -261,9 +265,9 @@ def informer_sync(api: k8s.ApiClient, objects: int) -> float:
     return elapsed
 
 
-def informer_watch(api: k8s.ApiClient, canned: Canned) -> float:
+def informer_watch(api: k8s.ApiClient, canned: Canned, fifo: FifoKind = "real") -> float:
     client = ResourceClient(api, "", "v1", "configmaps")
-    inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-watch")
+    inf = SharedIndexInformer(ListWatch.from_client(client), name="bench-watch", fifo=fifo)
     counter = Counter(canned.events)
     inf.add_event_handler(counter)
     stop = threading.Event()
@@ -330,11 +334,41 @@ def summary(ratios: list[float]) -> str:
     return f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f})"
 
 
+def compare_fifos(api: k8s.ApiClient, canned: Canned, args: argparse.Namespace) -> None:
+    """RealFIFO vs DeltaFIFO informers, alternating in each round: time ratios
+    (> 1: RealFIFO slower), medians of the per-round ratios."""
+    delta_s, real_s = rounds_of(
+        args.rounds,
+        lambda: informer_sync(api, args.objects, "delta"),
+        lambda: informer_sync(api, args.objects, "real"),
+    )
+    ratios = [r / d for r, d in zip(real_s, delta_s, strict=True)]
+    print(
+        f"initial sync time, RealFIFO / DeltaFIFO: {summary(ratios)}; best: RealFIFO "
+        f"{min(real_s) * 1e3:.0f} ms, DeltaFIFO {min(delta_s) * 1e3:.0f} ms"
+    )
+    delta_w, real_w = rounds_of(
+        args.rounds,
+        lambda: informer_watch(api, canned, "delta"),
+        lambda: informer_watch(api, canned, "real"),
+    )
+    wratios = [r / d for r, d in zip(real_w, delta_w, strict=True)]
+    print(
+        f"watch ingest time, RealFIFO / DeltaFIFO: {summary(wratios)}; best rates: RealFIFO "
+        f"{args.events / min(real_w):,.0f} ev/s, DeltaFIFO {args.events / min(delta_w):,.0f} ev/s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument(
+        "--compare-fifos",
+        action="store_true",
+        help="only compare the informer's queues: RealFIFO (default) vs DeltaFIFO, side by side",
+    )
     args = parser.parse_args()
 
     canned = Canned(args.objects, args.events)
@@ -350,6 +384,12 @@ def main() -> None:
     print(f"list: {args.objects} ConfigMaps, {len(canned.list_body) / 1e6:.1f} MB; ", end="")
     print(f"watch: {args.events} events, {len(canned.watch_body) / 1e6:.1f} MB")
     print(f"decoder in the client: {'orjson' if _json.HAVE_ORJSON else 'json'}")
+    if args.compare_fifos:
+        compare_fifos(api, canned, args)
+        canned.shutdown.set()
+        canned.arm(-1)
+        httpd.shutdown()
+        return
 
     raw_sync_orjson, raw_sync, ours_sync = rounds_of(
         args.rounds,

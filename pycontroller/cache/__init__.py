@@ -1,4 +1,5 @@
-"""Informer machinery: keys, stores, indexers, DeltaFIFO, listers (client-go ``tools/cache``).
+"""Informer machinery: keys, stores, indexers, RealFIFO/DeltaFIFO, listers (client-go
+``tools/cache``).
 
 Objects handed out by anything in this package are shared with the cache:
 never mutate them; use :func:`deep_copy` for a private copy.
@@ -17,6 +18,7 @@ from .index import (
 )
 from .lister import LabelSelectorArg, Lister, NamespaceLister
 from .listwatch import ListerWatcher, ListWatch
+from .real_fifo import RealFIFO
 from .reflector import ExponentialBackoff, Reflector
 from .shared_informer import (
     FilteringResourceEventHandler,
@@ -63,6 +65,7 @@ __all__ = [  # noqa: RUF022
     "ListerWatcher",
     "NAMESPACE_INDEX",
     "NamespaceLister",
+    "RealFIFO",
     "Reflector",
     "ReflectorStore",
     "RequeueError",

@@ -535,6 +535,10 @@ class DeltaFIFO:
         with self._lock:
             return len(self._queue)
 
+    def queued_items(self) -> int:
+        """Queued keys, without taking the lock (for metrics scrapes)."""
+        return len(self._queue)
+
     def has_synced(self) -> bool:
         """True once the first ``replace``'s items have all been popped, or once
         anything was added/updated/deleted before any ``replace``."""

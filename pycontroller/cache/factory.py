@@ -33,7 +33,7 @@ from ..client import ResourceClient
 from ..clock import REAL_CLOCK, Clock
 from .index import NAMESPACE_INDEX, IndexFunc, meta_namespace_index_func
 from .listwatch import ListWatch
-from .shared_informer import SharedIndexInformer, wait_for_cache_sync
+from .shared_informer import FifoKind, SharedIndexInformer, wait_for_cache_sync
 
 if TYPE_CHECKING:
     from .lister import Lister
@@ -61,8 +61,9 @@ class SharedInformerFactory:
     applies to every informer. ``resync_period`` is each informer's default
     handler resync period. Keyword-only: ``field_selector``, ``transform``
     (applied to every object before caching, e.g. dropping managedFields),
-    ``clock``, ``use_watch_list`` (each reflector's, see ``Reflector``).
-    Thread-safe.
+    ``clock``, ``use_watch_list`` (each reflector's, see ``Reflector``),
+    ``fifo`` (each informer's queue: ``"real"``, in order, the default, or
+    ``"delta"``, see ``SharedIndexInformer``). Thread-safe.
     """
 
     def __init__(
@@ -76,8 +77,10 @@ class SharedInformerFactory:
         transform: Callable[[Any], Any] | None = None,
         clock: Clock = REAL_CLOCK,
         use_watch_list: bool | None = None,
+        fifo: FifoKind = "real",
     ) -> None:
         self.api_client = api_client
+        self.fifo: FifoKind = fifo
         self.use_watch_list = use_watch_list
         self.resync_period = float(resync_period)
         self.namespace = namespace
@@ -133,6 +136,7 @@ class SharedInformerFactory:
                 key,
                 clock=self._clock,
                 use_watch_list=self.use_watch_list,
+                fifo=self.fifo,
             )
             self._informers[key] = informer
             return informer

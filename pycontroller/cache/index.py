@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .store import KeyFunc, _meta, meta_namespace_key_func
@@ -120,6 +121,40 @@ class Indexer:
         old = self._items.pop(key, None)
         if old is not None and self._indexers:
             self._update_indices_locked(old, None, key)
+
+    @contextmanager
+    def batch(self) -> Iterator[IndexerBatch]:
+        """Hold the lock for a group of changes: ``with indexer.batch() as b: ...``.
+
+        Readers wait for the whole group and then see all of it (the informer
+        applies a popped batch of events, or an atomic relist, this way). Use
+        only the yielded :class:`IndexerBatch` inside the block: any other
+        method of this indexer would deadlock.
+        """
+        with self._lock:
+            yield IndexerBatch(self)
+
+    def upsert_many(self, keys: Sequence[str], objs: Sequence[Any]) -> builtins.list[Any | None]:
+        """Store every ``objs[i]`` under ``keys[i]``, in order, under one lock acquisition.
+
+        Returns what each replaced (``None`` where the key was new), as a
+        sequence of :meth:`add` calls would. ``keys`` must be the key
+        function's answers.
+        """
+        with self._lock:
+            return self._upsert_many_locked(keys, objs)
+
+    def _upsert_many_locked(
+        self, keys: Sequence[str], objs: Sequence[Any]
+    ) -> builtins.list[Any | None]:
+        items = self._items
+        if not self._indexers and len(set(keys)) == len(keys):
+            # Distinct keys, no indices: C-level map/update, no per-object bytecode.
+            olds = builtins.list(map(items.get, keys))
+            items.update(zip(keys, objs, strict=True))
+            return olds
+        upsert = self._upsert_locked
+        return [upsert(obj, key) for key, obj in zip(keys, objs, strict=True)]
 
     def update(self, obj: Any) -> None:
         """Same as :meth:`add` (upsert); moves index entries whose values changed."""
@@ -287,3 +322,28 @@ class Indexer:
                         del index[value]
             for value in new_values:
                 index.setdefault(value, set()).add(key)
+
+
+class IndexerBatch:
+    """The changes allowed while :meth:`Indexer.batch` holds the indexer's lock.
+
+    Valid only inside that ``with`` block.
+    """
+
+    __slots__ = ("_indexer",)
+
+    def __init__(self, indexer: Indexer) -> None:
+        self._indexer = indexer
+
+    def upsert(self, obj: Any, key: str | None = None) -> Any | None:
+        """Store ``obj`` (under ``key`` if given: it must be the key function's
+        answer); returns the object it replaced, or ``None`` if the key was new."""
+        return self._indexer._upsert_locked(obj, key)
+
+    def upsert_many(self, keys: Sequence[str], objs: Sequence[Any]) -> builtins.list[Any | None]:
+        """:meth:`Indexer.upsert_many` inside the batch."""
+        return self._indexer._upsert_many_locked(keys, objs)
+
+    def delete(self, obj: Any) -> None:
+        """Remove the object with ``obj``'s key (a tombstone's key too), if any."""
+        self._indexer._delete_locked(obj)

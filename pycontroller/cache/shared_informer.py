@@ -1,14 +1,21 @@
 """SharedIndexInformer: one list+watch feeding a cache and any number of handlers.
 
-client-go ``shared_informer.go`` (1.32 semantics). Data flow::
+client-go ``shared_informer.go`` (1.36 semantics: ``InOrderInformers`` and
+``AtomicFIFO``). Data flow::
 
-    Reflector --> DeltaFIFO --pop_batch (under the FIFO lock)--> _handle_batch:
+    Reflector --> RealFIFO --pop_batch (under the FIFO lock)--> _handle_batch:
         update the Indexer, then queue the notifications to every listener
     listener (one thread + unbounded buffer per handler) --> handler
 
+The queue is a :class:`RealFIFO` by default: every event reaches the cache
+and the handlers in the order the reflector saw it, several per key and
+deletions included, and a relist (or a resync) is applied as one atomic batch.
+``fifo="delta"`` selects the classic :class:`DeltaFIFO` (per-key accumulation,
+client-go before 1.33) instead.
+
 ``_handle_batch`` runs on the thread that queued the changes (the reflector's,
-or its resync helper's) once ``DRAIN_BACKLOG`` keys are queued
-(``DeltaFIFO.set_producer_drain``), and on the informer's own thread for what
+or its resync helper's) once ``DRAIN_BACKLOG`` entries are queued
+(``set_producer_drain``), and on the informer's own thread for what
 is left when the stream pauses; always under the FIFO lock, so batches are
 applied and distributed in queue order.
 
@@ -44,13 +51,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..clock import REAL_CLOCK, Clock
 from .delta_fifo import ClosedError, DeltaFIFO, Deltas, DeltaType
-from .index import Indexer, IndexFunc
+from .index import Indexer, IndexerBatch, IndexFunc
 from .informer_metrics import InformerMetrics
 from .listwatch import ListerWatcher
+from .real_fifo import RealFIFO
 from .reflector import DEFAULT_PAGE_SIZE, Reflector
 from .store import (
     deletion_handling_meta_namespace_key_func,
@@ -78,6 +86,10 @@ SYNC_POLL_PERIOD = 0.1
 POP_BATCH = 512
 # Queued keys at which the producer (the reflector) applies them itself.
 DRAIN_BACKLOG = 64
+
+
+FifoKind = Literal["real", "delta"]
+"""An informer's queue: ``"real"`` (:class:`RealFIFO`) or ``"delta"`` (:class:`DeltaFIFO`)."""
 
 
 # --------------------------------------------------------------------------- handlers
@@ -462,15 +474,16 @@ def _without_resyncs(notes: Notifications) -> Notifications:
 
 
 def _upsert_batch(
-    items: dict[str, Any], batch: Sequence[tuple[str | None, Deltas, bool]]
+    txn: IndexerBatch, batch: Sequence[tuple[str | None, Deltas, bool]]
 ) -> tuple[Notifications, int] | None:
     """``SharedIndexInformer._apply_locked`` for the common batch, with C-level map/zip.
 
-    Applies to a batch where every key has exactly one delta and none is a
-    deletion (the first list; a stream of watch events on distinct keys), to
-    an indexer without indices whose keys are the FIFO's: stores every object
-    in ``items`` and returns the notifications and the count of initial adds,
-    exactly as the loop would. Returns ``None`` (nothing changed) otherwise.
+    Applies to a batch where every entry has exactly one delta and none is a
+    deletion (the first list; a stream of watch events), whose keys are the
+    indexer's: stores every object with ``txn.upsert_many`` (one key may
+    repeat: each entry then sees the previous one as its old object) and
+    returns the notifications and the count of initial adds, exactly as the
+    loop would. Returns ``None`` (nothing changed) otherwise.
     """
     if not batch:
         return None
@@ -481,8 +494,7 @@ def _upsert_batch(
     if DeltaType.DELETED in map(itemgetter(0), deltas):
         return None
     objs = list(map(itemgetter(1), deltas))
-    olds = list(map(items.get, keys))
-    items.update(zip(keys, objs, strict=True))
+    olds = txn.upsert_many(keys, objs)
     n = len(objs)
     adds = olds.count(None)
     notes: Notifications
@@ -515,7 +527,10 @@ class SharedIndexInformer:
     ``managedFields``) is applied to every object before it is cached.
     ``resync_period`` is the default per-handler resync period (0: never).
     Keyword-only: ``clock``, ``page_size`` and ``use_watch_list`` (for the
-    reflector: None streams the initial list when the server supports it).
+    reflector: None streams the initial list when the server supports it),
+    and ``fifo``: ``"real"`` (default; a :class:`RealFIFO`, every event in
+    order, relists atomic) or ``"delta"`` (a :class:`DeltaFIFO`, events of a
+    key still queued are delivered together, consecutive deletions merged).
     """
 
     def __init__(
@@ -529,7 +544,10 @@ class SharedIndexInformer:
         clock: Clock = REAL_CLOCK,
         page_size: int = DEFAULT_PAGE_SIZE,
         use_watch_list: bool | None = None,
+        fifo: FifoKind = "real",
     ) -> None:
+        if fifo not in ("real", "delta"):
+            raise ValueError(f"fifo must be 'real' or 'delta', not {fifo!r}")
         self.name = name or getattr(lister_watcher, "name", "") or "informer"
         self._use_watch_list = use_watch_list
         self._lister_watcher = lister_watcher
@@ -539,7 +557,8 @@ class SharedIndexInformer:
         self._resync_check_period = float(resync_period)
         self._indexer = Indexer(deletion_handling_meta_namespace_key_func, dict(indexers or {}))
         self._transform = transform
-        self._fifo = DeltaFIFO(
+        fifo_class = RealFIFO if fifo == "real" else DeltaFIFO
+        self._fifo: RealFIFO | DeltaFIFO = fifo_class(
             meta_namespace_key_func,
             known_objects=self._indexer,
             emit_delta_type_replaced=True,
@@ -566,7 +585,7 @@ class SharedIndexInformer:
                 gvr,
                 # Lock-free (a deque's len): a scrape never waits for a batch
                 # being processed under the FIFO's lock.
-                lambda inf: len(inf._fifo._queue),
+                lambda inf: inf._fifo.queued_items(),
                 lambda inf: inf.last_sync_resource_version(),
             )
             if gvr is not None
@@ -763,16 +782,15 @@ class SharedIndexInformer:
         """
         start = time.perf_counter()
         trust_keys = self._transform is None
-        indexer = self._indexer
         # One indexer lock acquisition for the whole batch (not one per delta);
         # handlers hear of the batch only after the indexer holds all of it.
         with self._block_deltas:
-            with indexer._lock:
+            with self._indexer.batch() as txn:
                 result = None
-                if trust_keys and not indexer._indexers:
-                    result = _upsert_batch(indexer._items, batch)
+                if trust_keys:
+                    result = _upsert_batch(txn, batch)
                 if result is None:
-                    result = self._apply_locked(batch, trust_keys)
+                    result = self._apply_locked(txn, batch, trust_keys)
             notes, initial = result
             if notes:
                 self._processor.distribute_many(notes, initial)
@@ -780,12 +798,15 @@ class SharedIndexInformer:
             self._metrics.observe_processing(time.perf_counter() - start)
 
     def _apply_locked(
-        self, batch: Sequence[tuple[str | None, Deltas, bool]], trust_keys: bool
+        self,
+        txn: IndexerBatch,
+        batch: Sequence[tuple[str | None, Deltas, bool]],
+        trust_keys: bool,
     ) -> tuple[Notifications, int]:
-        """``_handle_batch``'s general loop (indexer lock held): every delta in
+        """``_handle_batch``'s general loop (inside ``txn``): every delta in
         turn; returns the notifications and the count of initial adds."""
-        upsert = self._indexer._upsert_locked
-        delete = self._indexer._delete_locked
+        upsert = txn.upsert
+        delete = txn.delete
         deleted = DeltaType.DELETED
         notes: Notifications = []  # flat triples, see Notifications
         note = notes.extend  # each call's 3-tuple is freed at once

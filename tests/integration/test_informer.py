@@ -77,14 +77,18 @@ def stop() -> Iterator[threading.Event]:
 
 
 def informer_for(
-    server: APIServer, namespace: str | None = "default"
+    server: APIServer, namespace: str | None = "default", *, fifo: str = "real"
 ) -> tuple[SharedIndexInformer, ResourceClient]:
     """An informer on configmaps, and a separate client (not rate-limited) to write with."""
     client = ResourceClient(server.api_client(), "", "v1", "configmaps")
     writer = ResourceClient(
         server.api_client(), "", "v1", "configmaps", rate_limiter=TokenBucketRateLimiter(qps=0)
     )
-    informer = SharedIndexInformer(ListWatch.from_client(client, namespace=namespace), name="cms")
+    informer = SharedIndexInformer(
+        ListWatch.from_client(client, namespace=namespace),
+        name="cms",
+        fifo="delta" if fifo == "delta" else "real",
+    )
     return informer, writer
 
 
@@ -124,6 +128,31 @@ def test_initial_list_and_live_events_reach_cache_and_handlers(
     assert sorted(inf.get_store().list_keys()) == ["default/a", "default/c"]
     assert inf.get_store().get_by_key("default/a")["data"]["v"] == "3"
     assert inf.last_sync_resource_version() == str(apiserver.resource_version)
+
+
+@pytest.mark.parametrize("fifo", ["real", "delta"])
+def test_add_update_delete_add_of_one_key_is_four_events_in_order(
+    apiserver: APIServer, stop: threading.Event, fifo: str
+) -> None:
+    """In-order informers (RealFIFO, the default) deliver every event of a key;
+    the DeltaFIFO keeps them too (it merges only consecutive deletions)."""
+    inf, client = informer_for(apiserver, fifo=fifo)
+    rec = Recorder()
+    reg = inf.add_event_handler(rec)
+    inf.start(stop)
+    assert wait_for_cache_sync(stop, inf.has_synced, reg.has_synced, timeout=10)
+    client.create(cm("k", 1))
+    client.patch("k", {"data": {"v": "2"}}, "default")
+    client.delete("k", "default")
+    client.create(cm("k", 3))
+    wait_for(lambda: len(rec.snapshot()) == 4)
+    assert rec.snapshot() == [
+        ("add", "k", "1", False),
+        ("update", "k", "2"),
+        ("delete", "k"),
+        ("add", "k", "3", False),
+    ]
+    assert inf.get_store().get_by_key("default/k")["data"]["v"] == "3"
 
 
 def test_dropped_watches_lose_and_reorder_nothing(

@@ -369,14 +369,23 @@ def test_add_indexers_after_start_indexes_existing_objects(stop: threading.Event
     assert [o["metadata"]["name"] for o in inf.get_indexer().by_index("app", "x")] == ["a"]
 
 
-def test_relist_batch_mixes_changes_and_unchanged_updates_per_listener_flags() -> None:
+@pytest.mark.parametrize("fifo", ["real", "delta"])
+def test_relist_batch_mixes_changes_and_unchanged_updates_per_listener_flags(fifo: str) -> None:
     """One popped batch holding real changes and unchanged-RV (resync-like) updates:
-    a non-syncing handler gets only the real ones, in order; a syncing one gets all."""
+    a non-syncing handler gets only the real ones, in order; a syncing one gets all.
+
+    A RealFIFO relist delivers its tombstones first, then the listed objects
+    (client-go's Replace); a DeltaFIFO queues the tombstone behind the listed keys."""
     clock = FakeClock()
     stop = threading.Event()
     try:
         lw = FakeLW(page([obj("a", 1), obj("b", 2), obj("c", 3)], 3))
-        inf = SharedIndexInformer(lw.listwatch(), resync_period=10, clock=clock)
+        inf = SharedIndexInformer(
+            lw.listwatch(),
+            resync_period=10,
+            clock=clock,
+            fifo="real" if fifo == "real" else "delta",
+        )
         syncing, quiet = Recorder(), Recorder()
         inf.add_event_handler(syncing)
         inf.add_event_handler(quiet, resync_period=0)
@@ -391,17 +400,21 @@ def test_relist_batch_mixes_changes_and_unchanged_updates_per_listener_flags() -
         wait_for(lambda: clock.waiters() > 0)  # the reflector backs off (< 1.6 s) ...
         clock.step(2)  # ... then relists (the next resync is not due before t=20)
         wait_for(lambda: len(quiet.snapshot()) == 6)
+        tombstone: list[Any] = [("tombstone", "ns/c")]
+        first, last = (tombstone, []) if fifo == "real" else ([], tombstone)
         assert quiet.snapshot()[3:] == [
+            *first,
             ("update", "b", "2", "5"),
             ("add", "d", "6", False),
-            ("tombstone", "ns/c"),
+            *last,
         ]
         wait_for(lambda: len(syncing.snapshot()) == 10)
         assert syncing.snapshot()[6:] == [
+            *first,
             ("update", "a", "1", "1"),
             ("update", "b", "2", "5"),
             ("add", "d", "6", False),
-            ("tombstone", "ns/c"),
+            *last,
         ]
     finally:
         stop.set()
@@ -424,8 +437,10 @@ def test_late_handler_registration_syncs_after_its_replay_is_delivered(
 
 @pytest.mark.parametrize("seed", range(10))
 def test_batch_fast_path_matches_the_per_delta_loop(seed: int) -> None:
-    """Indexers without indices take a map/zip path for one-delta batches: same cache,
-    same notifications (kinds, objects, initial flags) as the general loop."""
+    """One-delta batches take a map/zip path (``Indexer.upsert_many``): same cache,
+    same notifications (kinds, objects, initial flags) as the general loop, with
+    or without indices, and with a key repeated (RealFIFO batches)."""
+    from pycontroller.cache import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
     from pycontroller.cache.delta_fifo import Delta, DeltaType
     from pycontroller.cache.shared_informer import _upsert_batch
 
@@ -438,6 +453,10 @@ def test_batch_fast_path_matches_the_per_delta_loop(seed: int) -> None:
         batch = [b for b in batch if b[0] not in cached]
     if seed % 3 == 1:  # only cached keys: all updates
         batch = [b for b in batch if b[0] in cached]
+    if seed % 3 == 2:  # a key several times (in order: each sees the previous as old)
+        i = names[0]
+        batch += [(f"ns/o{i}", [Delta(DeltaType.UPDATED, obj(f"o{i}", 200 + i))], False)]
+        batch.insert(1, (f"ns/o{i}", [Delta(DeltaType.UPDATED, obj(f"o{i}", 300 + i))], False))
 
     expected_items = dict(cached)
     expected_notes: list[Any] = []
@@ -451,11 +470,20 @@ def test_batch_fast_path_matches_the_per_delta_loop(seed: int) -> None:
         else:
             expected_notes += [1, old, deltas[0].object]
 
-    items = dict(cached)
-    result = _upsert_batch(items, batch)
+    indices = {NAMESPACE_INDEX: meta_namespace_index_func} if seed % 2 else None
+    indexer = Indexer(indexers=indices)
+    indexer.replace(list(cached.values()), "1")
+
+    def items() -> dict[str, Any]:
+        return {k: indexer.get_by_key(k) for k in indexer.list_keys()}
+
+    with indexer.batch() as txn:
+        result = _upsert_batch(txn, batch)
     assert result is not None
     notes, initial = result
-    assert items == expected_items
+    assert items() == expected_items
+    if indices:
+        assert len(indexer.by_index(NAMESPACE_INDEX, "ns")) == len(expected_items)
     assert [n if isinstance(n, int) else id(n) for n in notes] == [
         n if isinstance(n, int) else id(n) for n in expected_notes
     ]
@@ -465,9 +493,10 @@ def test_batch_fast_path_matches_the_per_delta_loop(seed: int) -> None:
     two = [("ns/o1", [Delta(kind, obj("o1", 1)), Delta(kind, obj("o1", 2))], False)]
     gone = [("ns/o2", [Delta(DeltaType.DELETED, obj("o2", 2))], False)]
     for other in (two, gone, []):
-        before = dict(items)
-        assert _upsert_batch(items, other) is None
-        assert items == before
+        before = items()
+        with indexer.batch() as txn:
+            assert _upsert_batch(txn, other) is None
+        assert items() == before
 
 
 def test_watch_burst_reaches_cache_and_handlers_in_order(stop: threading.Event) -> None:
@@ -521,5 +550,64 @@ def test_relisted_recreated_object_reaches_non_syncing_handlers() -> None:
         wait_for(lambda: len(quiet.snapshot()) >= 3)
         assert quiet.snapshot()[2:] == [("update", "a", "1", "1")]  # b, unchanged, skipped
         assert inf.get_store().get_by_key("ns/a")["metadata"]["uid"] == "u3"
+    finally:
+        stop.set()
+
+
+def test_default_queue_is_real_fifo_and_delta_fifo_is_an_option() -> None:
+    from pycontroller.cache import DeltaFIFO, RealFIFO, SharedInformerFactory
+
+    lw = FakeLW(page([], 1)).listwatch()
+    assert isinstance(SharedIndexInformer(lw)._fifo, RealFIFO)
+    assert isinstance(SharedIndexInformer(lw, fifo="delta")._fifo, DeltaFIFO)
+    with pytest.raises(ValueError):
+        SharedIndexInformer(lw, fifo="other")  # type: ignore[arg-type]
+    from kubernetes.client import ApiClient
+
+    api = ApiClient()
+    factory = SharedInformerFactory(api, fifo="delta")
+    assert isinstance(factory.for_resource("", "v1", "pods")._fifo, DeltaFIFO)
+    assert isinstance(SharedInformerFactory(api).for_resource("", "v1", "pods")._fifo, RealFIFO)
+
+
+def test_in_order_informer_delivers_every_event_across_keys_in_stream_order(
+    stop: threading.Event,
+) -> None:
+    """RealFIFO (the default): whatever the batching, handlers see the stream's exact
+    order across keys, several events per key, deletions included. (A DeltaFIFO
+    would deliver a's update right after a's add if both were queued together.)"""
+    lw = FakeLW(page([], 1))
+    rec = Recorder()
+    started(lw, stop, rec)
+    w = lw.current()
+    w.push("ADDED", obj("a", 2))
+    w.push("ADDED", obj("b", 3))
+    w.push("MODIFIED", obj("a", 4))
+    w.push("DELETED", obj("b", 5))
+    w.push("ADDED", obj("b", 6))
+    w.push("DELETED", obj("a", 7))
+    wait_for(lambda: len(rec.snapshot()) == 6)
+    assert rec.snapshot() == [
+        ("add", "a", "2", False),
+        ("add", "b", "3", False),
+        ("update", "a", "2", "4"),
+        ("delete", "b", "5"),
+        ("add", "b", "6", False),
+        ("delete", "a", "7"),
+    ]
+
+
+@pytest.mark.parametrize("fifo", ["real", "delta"])
+def test_relist_is_applied_atomically_and_has_synced_after_it(fifo: str) -> None:
+    """The first list is one batch: has_synced turns true only once the cache holds
+    all of it, and every initial object is delivered with is_in_initial_list."""
+    stop = threading.Event()
+    try:
+        lw = FakeLW(page([obj(f"o{i}", i) for i in range(1500)], 1500))
+        rec = Recorder()
+        inf = started(lw, stop, rec, fifo=fifo)
+        assert len(inf.get_store().list_keys()) == 1500
+        wait_for(lambda: len(rec.snapshot()) == 1500)
+        assert all(e[0] == "add" and e[3] is True for e in rec.snapshot())
     finally:
         stop.set()
