@@ -3,7 +3,7 @@
 The curated public surface. Subpackages carry the rest:
 
 - ``pycontroller.workqueue``: Queue, DelayingQueue, RateLimitingQueue, rate limiters;
-- ``pycontroller.cache``: Indexer, DeltaFIFO, Reflector, SharedIndexInformer,
+- ``pycontroller.cache``: Indexer, RealFIFO, DeltaFIFO, Reflector, SharedIndexInformer,
   SharedInformerFactory, Lister;
 - ``pycontroller.handlers``: event-handler helpers and predicates;
 - ``pycontroller.predicates``: controller-runtime's event predicates;

@@ -21,15 +21,15 @@ and metadata-only informers of the Manager's factory, or those given to
   one). If it is absent, it was deleted since (by someone else): that is
   accepted once the informer's ``last_sync_resource_version()`` was ``>= v``
   at an earlier check of the key too — the reflector's resourceVersion moves
-  when an event enters the DeltaFIFO, a moment before the store applies it,
+  when an event enters the informer's queue, a moment before the store applies it,
   so one observation is not enough;
 - a delete at ``v`` (the object's last resourceVersion, as kube answers; or
   none when the answer is a ``Status``): the object is absent from the store,
   or present at a resourceVersion ``> v`` (re-created since).
 
 The store is checked per object, not against one store-wide resourceVersion:
-with a DeltaFIFO (events grouped by key) no single resourceVersion says that
-*every* earlier event was applied, while an object's own resourceVersion in
+with a DeltaFIFO (events grouped by key, still selectable) no single
+resourceVersion says that *every* earlier event was applied, while an object's own resourceVersion in
 the store says exactly whether that object's write was.
 
 Comparing resourceVersions (KEP-5504, GA in Kubernetes 1.35): a

@@ -255,7 +255,7 @@ class DeltaFIFO:
         the backlog, the memory in flight and the garbage collector's work
         small: a churning cache of 10,000 objects triggers about half as many
         young collections, and in 60,000 events no full collection instead of
-        three (``hack/bench_informer.py``).
+        three (``hack/bench/bench_informer.py``).
         """
         if backlog < 1 or max_items < 1:
             raise ValueError("backlog and max_items must be at least 1")
