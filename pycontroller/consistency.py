@@ -29,8 +29,9 @@ and metadata-only informers of the Manager's factory, or those given to
 
 The store is checked per object, not against one store-wide resourceVersion:
 with a DeltaFIFO (events grouped by key, still selectable) no single
-resourceVersion says that *every* earlier event was applied, while an object's own resourceVersion in
-the store says exactly whether that object's write was.
+resourceVersion says that *every* earlier event was applied, while an
+object's own resourceVersion in the store says exactly whether that object's
+write was.
 
 Comparing resourceVersions (KEP-5504, GA in Kubernetes 1.35): a
 resourceVersion is a decimal integer without leading zeros; the longer one is
