@@ -1,4 +1,7 @@
-"""Pins the public surface: the names DESIGN.md promises, and nothing slips out of __all__."""
+"""Pins the public surface: the names the library promises (docs/architecture.md).
+
+Nothing slips out of ``__all__`` unnoticed.
+"""
 
 from __future__ import annotations
 
