@@ -133,6 +133,35 @@ TransformFunc = Callable[[Any], Any]
 _KEY_ERRORS: tuple[type[Exception], ...] = (KeyError, ValueError, TypeError, AttributeError)
 
 
+def fifo_key_of(self: Any, obj: Any) -> str:
+    """Key of ``obj``: a tombstone's key, a non-empty ``Deltas``' newest object's key,
+    else the key function's answer. Raises :class:`KeyFuncError`.
+
+    The ``key_of`` method of both FIFOs (bound in each class body, so the hot
+    path pays no extra call); ``self`` is a DeltaFIFO or RealFIFO and only its
+    ``_key_func`` and ``_dict_keys`` are read (typed ``Any``: mypy refuses a
+    protocol as the self type of a function bound in two classes).
+    """
+    if self._dict_keys:
+        key = _dict_key(obj)  # plain decoded dicts: no isinstance chain, no try
+        if key is not None:
+            return key
+    if isinstance(obj, list):
+        if not obj:
+            raise KeyFuncError(obj, "0 length Deltas object; can't get key")
+        last = obj[-1]
+        obj = last.object if isinstance(last, Delta) else last
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    key_func: KeyFunc = self._key_func
+    try:
+        return key_func(obj)
+    except KeyFuncError:
+        raise
+    except _KEY_ERRORS as err:
+        raise KeyFuncError(obj, str(err)) from err
+
+
 class ClosedError(Exception):
     """``pop`` was called on a closed, empty queue."""
 
@@ -266,26 +295,7 @@ class DeltaFIFO:
 
     # ------------------------------------------------------------------ keys
 
-    def key_of(self, obj: Any) -> str:
-        """Key of ``obj``: a tombstone's key, a non-empty ``Deltas``' newest object's key,
-        else the key function's answer. Raises :class:`KeyFuncError`."""
-        if self._dict_keys:
-            key = _dict_key(obj)  # plain decoded dicts: no isinstance chain, no try
-            if key is not None:
-                return key
-        if isinstance(obj, list):
-            if not obj:
-                raise KeyFuncError(obj, "0 length Deltas object; can't get key")
-            last = obj[-1]
-            obj = last.object if isinstance(last, Delta) else last
-        if isinstance(obj, DeletedFinalStateUnknown):
-            return obj.key
-        try:
-            return self._key_func(obj)
-        except KeyFuncError:
-            raise
-        except _KEY_ERRORS as err:
-            raise KeyFuncError(obj, str(err)) from err
+    key_of = fifo_key_of
 
     # ------------------------------------------------------------- producers
 

@@ -55,11 +55,11 @@ from .delta_fifo import (
     _new_delta,
     _process_in_producer,
     _yield_interpreter,
+    fifo_key_of,
 )
 from .store import (
     DeletedFinalStateUnknown,
     KeyFunc,
-    KeyFuncError,
     KeyListerGetter,
     _dict_key,
     meta_namespace_key_func,
@@ -142,27 +142,7 @@ class RealFIFO:
 
     # ------------------------------------------------------------------ keys
 
-    def key_of(self, obj: Any) -> str:
-        """Key of ``obj`` (a tombstone's key, a ``Deltas``' newest object's key, or
-        the key function's answer). Raises :class:`KeyFuncError`."""
-        if self._dict_keys:
-            key = _dict_key(obj)
-            if key is not None:
-                return key
-        if isinstance(obj, list):
-            if not obj:
-                raise KeyFuncError(obj, "0 length Deltas object; can't get key")
-            obj = obj[-1]
-        if isinstance(obj, Delta):
-            obj = obj.object
-        if isinstance(obj, DeletedFinalStateUnknown):
-            return obj.key
-        try:
-            return self._key_func(obj)
-        except KeyFuncError:
-            raise
-        except _KEY_ERRORS as err:
-            raise KeyFuncError(obj, str(err)) from err
+    key_of = fifo_key_of  # the same keys as DeltaFIFO's
 
     # ------------------------------------------------------------- producers
 
