@@ -40,6 +40,7 @@ abandoned at the deadline, leadership was lost, or a runnable raised.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import shutil
@@ -54,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import prometheus_client
 
+from pycontroller._gc import tuned_gc
 from pycontroller.cache import SharedInformerFactory
 from pycontroller.client import (
     DEFAULT_BURST,
@@ -171,7 +173,8 @@ class Manager:
     ``api_client``; Events and the Lease get buckets of their own of the same
     size. ``name`` is the default leader-election ID and the component of
     the leader-election Events. ``embedded`` (an ``APIServer``) is stopped
-    when ``run`` returns.
+    when ``run`` returns. ``tune_gc`` (default True): while ``run`` runs, the
+    process uses ``pycontroller.tune_gc``'s collector policy.
     """
 
     def __init__(
@@ -195,6 +198,7 @@ class Manager:
         registry: prometheus_client.CollectorRegistry | None = None,
         embedded: Any = None,
         args: argparse.Namespace | None = None,
+        tune_gc: bool = True,
     ) -> None:
         if graceful_shutdown_timeout < 0:
             raise ValueError("graceful_shutdown_timeout must be >= 0")
@@ -219,6 +223,7 @@ class Manager:
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
         self.registry = registry if registry is not None else prometheus_client.REGISTRY
+        self.tune_gc = tune_gc
         self._embedded = embedded
         self._owns_client = api_client is None
         if api_client is None:
@@ -417,8 +422,15 @@ class Manager:
     def run(self, stop: threading.Event | None = None) -> int:
         """Run until ``stop`` (signals when None), then shut down within the deadline.
 
-        Returns the exit code (see the module docstring). Call once.
+        Returns the exit code (see the module docstring). Call once. While it
+        runs, the garbage-collector policy of ``pycontroller._gc`` is installed
+        (unless ``tune_gc=False``): it keeps CPython's full collections from
+        walking the whole informer cache again and again.
         """
+        with tuned_gc() if self.tune_gc else contextlib.nullcontext():
+            return self._run(stop)
+
+    def _run(self, stop: threading.Event | None) -> int:
         if stop is None:
             from pycontroller.signals import setup_signal_handler
 

@@ -239,3 +239,28 @@ def test_runnables_without_leader_election_run_on_standbys(apiserver: APIServer)
         wait_for(ran["any"].is_set, what="the non-leader runnable")
         assert not ran["leader"].is_set()
         assert r.stop()[0] == 0
+
+
+def test_run_installs_the_gc_policy_for_its_duration(apiserver: APIServer) -> None:
+    """Full collections freeze their survivors while a Manager runs; the stock policy after."""
+    import gc
+
+    from pycontroller import _gc
+
+    assert _gc._installed is None
+    mgr = Manager(apiserver.api_client())
+    with running(mgr) as r:
+        tuner = wait_for(lambda: _gc._installed, what="gc policy installed")
+        gc.collect()
+        assert tuner.freezes >= 1 and gc.get_freeze_count() > 0
+        code, _ = r.stop()
+    assert code == 0
+    assert _gc._installed is None and gc.get_freeze_count() == 0
+    assert tuner._on_gc not in gc.callbacks
+
+    plain = Manager(apiserver.api_client(), tune_gc=False)
+    with running(plain) as r:
+        wait_for(lambda: plain._started, what="running")
+        gc.collect()
+        assert _gc._installed is None and gc.get_freeze_count() == 0
+        r.stop()

@@ -1,0 +1,112 @@
+"""The garbage-collector policy (pycontroller/_gc.py): freeze survivors, reclaim cycles later."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from pycontroller import _gc
+from pycontroller._gc import GCTuner, tune_gc
+
+
+class Node:
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def tuner() -> Iterator[tuple[GCTuner, Clock]]:
+    clock = Clock()
+    t = GCTuner(60.0, clock=clock)
+    t.install()
+    try:
+        yield t, clock
+    finally:
+        t.uninstall()
+        gc.collect()
+
+
+def test_survivors_of_a_full_collection_are_frozen(tuner: tuple[GCTuner, Clock]) -> None:
+    t, _ = tuner
+    kept = [{"a": [i]} for i in range(1000)]
+    gc.collect()
+    assert t.freezes == 1
+    assert gc.get_freeze_count() >= len(kept)
+
+
+def test_frozen_objects_without_cycles_are_freed_at_once(tuner: tuple[GCTuner, Clock]) -> None:
+    node = Node()
+    ref = weakref.ref(node)
+    gc.collect()
+    assert gc.get_freeze_count() > 0
+    del node
+    assert ref() is None  # reference counting, no collection needed
+
+
+def test_a_cycle_among_frozen_objects_is_reclaimed_by_the_complete_pass(
+    tuner: tuple[GCTuner, Clock],
+) -> None:
+    t, clock = tuner
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    ref = weakref.ref(a)
+    gc.collect()  # a and b survive: frozen
+    del a, b
+    gc.collect()
+    assert ref() is not None, "a frozen cycle waits for the complete pass"
+    clock.now += 59.0
+    gc.collect()
+    assert ref() is not None
+    clock.now += 1.0
+    gc.collect()  # interval elapsed: this one unfreezes
+    assert t.complete_passes == 0
+    gc.collect()  # the complete pass
+    assert ref() is None
+    assert t.complete_passes == 1
+    assert gc.get_freeze_count() > 0, "frozen again after the complete pass"
+
+
+def test_young_cycles_are_collected_as_usual(tuner: tuple[GCTuner, Clock]) -> None:
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    ref = weakref.ref(a)
+    del a, b
+    gc.collect()
+    assert ref() is None
+
+
+def test_uninstall_hands_everything_back() -> None:
+    t = GCTuner(60.0)
+    t.install()
+    gc.collect()
+    assert gc.get_freeze_count() > 0
+    t.uninstall()
+    assert gc.get_freeze_count() == 0
+    assert t._on_gc not in gc.callbacks
+
+
+def test_tune_gc_installs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_gc, "_installed", None)
+    first = tune_gc(120.0)
+    try:
+        assert tune_gc() is first
+        assert first.full_interval == 120.0
+        assert gc.callbacks.count(first._on_gc) == 1
+    finally:
+        first.uninstall()
+
+
+def test_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="full_interval"):
+        GCTuner(0)
