@@ -7,14 +7,17 @@ list, a streaming list and ``--events`` MODIFIED events. Each round runs
 every variant of ``client.py`` once, back to back, each in a fresh
 interpreter: raw paged GET + ``json.loads`` (the baseline), pycontroller's
 informer listing with pages, streaming, metadata-only and with
-``strip_managed_fields``, then raw GET + orjson (reference), the typed
+``strip_managed_fields`` (all with the collector policy a Manager installs),
+then raw GET + orjson (reference), the informer under CPython's stock
+collector policy, the typed
 ``kubernetes`` client list and ``kubernetes.informer``. Ratios are taken
 within a round (neighbouring runs share the machine's state) and the report
 gives their median over rounds: on a shared machine speed drifts over
 seconds, so a ratio of neighbours cancels slow drift and the median ignores
 a disturbed round. The slow alternatives (typed list, ``kubernetes.informer``)
-run in the first ``--slow-rounds`` rounds only: their ratios are large, and
-one run of them costs as much as a whole round of the others.
+and the stock-collector reference run in the first ``--slow-rounds`` rounds
+only: their ratios are large, and one run of them costs as much as a whole
+round of the others.
 
 Writes the raw figures to ``--out`` (JSON); ``report.py`` turns them into
 tables and plots.
@@ -43,10 +46,11 @@ VARIANTS = [
     "raw_orjson",
     "ours_metadata",
     "ours_strip",
+    "ours_paged_stockgc",
     "typed",
     "k8s_informer",
 ]
-SLOW = {"typed", "k8s_informer"}
+SLOW = {"typed", "k8s_informer", "ours_paged_stockgc"}
 FULL_SIZES = "pods:10000,pods:30000,configmaps:10000,configmaps:100000"
 QUICK_SIZES = "pods:1000,configmaps:2000"
 

@@ -16,7 +16,9 @@ variants). Prints one JSON line:
 Variants: ``raw`` (paged GET, ``limit=500``, urllib3 + ``json.loads``; items
 kept), ``raw_orjson`` (same with orjson: reference), ``ours_paged``,
 ``ours_stream`` (streaming list), ``ours_metadata`` (metadata-only informer),
-``ours_strip`` (``strip_managed_fields`` transform), ``typed``
+``ours_strip`` (``strip_managed_fields`` transform) -- all four with the
+garbage-collector policy ``Manager.run`` installs (``pycontroller._gc``) --,
+``ours_paged_stockgc`` (paged, CPython's stock collector policy), ``typed``
 (``CoreV1Api().list_namespaced_pod``/``_config_map``, one unpaged call, as
 users write it), ``k8s_informer`` (``kubernetes.informer.SharedInformer``).
 """
@@ -213,6 +215,13 @@ class Handler:
 
 
 def ours(url: str, plural: str, variant: str, objects: int, events: int) -> dict[str, Any]:
+    if not variant.endswith("_stockgc"):
+        try:
+            from pycontroller._gc import tune_gc
+        except ImportError:  # older checkouts, for side-by-side runs
+            pass
+        else:
+            tune_gc()  # what Manager.run installs
     inf = ours_informer(url, plural, variant)
     adds, updates = Done(objects), Done(events)
     inf.add_event_handler(Handler(adds, updates))

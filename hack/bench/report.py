@@ -31,6 +31,7 @@ LABELS = {
     "ours_stream": "pycontroller informer, streaming list",
     "ours_metadata": "pycontroller metadata-only informer",
     "ours_strip": "pycontroller informer + strip_managed_fields",
+    "ours_paged_stockgc": "pycontroller informer, paged, stock gc policy",
     "typed": "kubernetes typed list (one call)",
     "k8s_informer": "kubernetes.informer",
     "kopf": "kopf @kopf.index (embedded)",
@@ -128,11 +129,15 @@ def sync_section(sync: dict[str, Any] | None, out: list[str]) -> None:
         return
     out.append(
         f"Canned-bytes server in its own process (`hack/bench/canned.py`); every client variant "
-        f"in a fresh process per round; {sync['rounds']} rounds (typed list and "
-        f"`kubernetes.informer`: {sync['slow_rounds']}). Ratios: median of per-round ratios "
-        "(range in brackets). Memory: RSS growth over the sync after `gc.collect()` + "
-        "`malloc_trim(0)`, per object; *live* walks the cached objects (first round), without "
-        "allocator slack.\n"
+        f"in a fresh process per round; {sync['rounds']} rounds (typed list, "
+        f"`kubernetes.informer` and the stock-gc reference: {sync['slow_rounds']}). Ratios: "
+        "median of per-round ratios (range in brackets). Memory: RSS growth over the sync after "
+        "`gc.collect()` + `malloc_trim(0)`, per object; *live* walks the cached objects (first "
+        "round), without allocator slack. The pycontroller rows run with the garbage-collector "
+        "policy `Manager.run` installs (`pycontroller/_gc.py`: survivors of a full collection "
+        "are frozen, so CPython's full collections stop walking the whole cache again and "
+        "again); *stock gc policy* is the same informer without it. The other clients run "
+        "with CPython's stock policy, as their users get them.\n"
     )
     for d in sync["datasets"]:
         runs = d["runs"]
