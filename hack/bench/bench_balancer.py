@@ -20,11 +20,13 @@ controller's requests), and measures:
   core).
 
 Runs: ``python -m controllers.balancer --workers 4 --resync-period 1`` with
-``--kube-api-qps 200`` and with the default (20), then ``kopf_balancer.py``
-(kopf with 4 workers).
+``--kube-api-qps 200``, with the default (20) and without a client-side limit
+(``ours-unlimited``: ``--kube-api-qps -1``, as kopf, which has none; the
+comparison with kopf uses this run), then ``kopf_balancer.py`` (kopf with 4
+workers).
 
     .venv/bin/python hack/bench/bench_balancer.py [--quick] [--balancers N] [--idle S]
-        [--runs ours-200,ours-20,kopf] [--out PATH]
+        [--runs ours-200,ours-default,ours-unlimited,kopf] [--out PATH]
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ def controller_command(run: str, kubeconfig: str, workers: int) -> list[str]:
     if run == "kopf":
         return [sys.executable, str(HERE / "kopf_balancer.py"), "--kubeconfig", kubeconfig]
     qps = run.split("-", 1)[1]
+    if qps == "unlimited":  # as kopf, which has no client-side limit: qps <= 0 disables it
+        qps = "-1"
     cmd = [sys.executable, "-m", "controllers.balancer", "--kubeconfig", kubeconfig]
     cmd += ["--metrics-bind-address", "0", "--health-probe-bind-address", "0"]
     cmd += ["--workers", str(workers), "--resync-period", "1", "--log-level", "warning"]
@@ -166,6 +170,7 @@ def one_run(run: str, balancers: int, workers: int, idle: float, log_dir: Path) 
         rt = registry.get(names.GROUP, names.VERSION, names.PLURAL)
         start = len(server.request_log)
         t0 = time.monotonic()
+        cpu_server0, cpu_ctrl0 = cpu_seconds(os.getpid()), cpu_seconds(proc.pid)
         for i in range(balancers):
             body = {
                 "apiVersion": names.API_VERSION,
@@ -182,6 +187,9 @@ def one_run(run: str, balancers: int, workers: int, idle: float, log_dir: Path) 
                 break
             time.sleep(0.25)
         out["converge_s"] = time.monotonic() - t0
+        # What bounds convergence: the server (this process, GIL-bound) or the controller.
+        out["server_cpu"] = (cpu_seconds(os.getpid()) - cpu_server0) / out["converge_s"]
+        out["controller_cpu"] = (cpu_seconds(proc.pid) - cpu_ctrl0) / out["converge_s"]
         out["create_balancers_s"] = created_s
         time.sleep(2.0)  # trailing Events and status writes
         records = server.request_log[start:]
@@ -221,7 +229,7 @@ def main() -> int:
     parser.add_argument("--balancers", type=int, help="default 500 (quick 20)")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--idle", type=float, help="idle seconds measured (default 30; quick 5)")
-    parser.add_argument("--runs", default="ours-200,ours-default,kopf")
+    parser.add_argument("--runs", default="ours-200,ours-default,ours-unlimited,kopf")
     parser.add_argument("--out", default=str(ROOT / "bench" / "balancer.json"))
     args = parser.parse_args()
     balancers = args.balancers or (20 if args.quick else 500)
@@ -240,7 +248,9 @@ def main() -> int:
             print(
                 f"  converged in {res.get('converge_s', float('nan')):.1f} s, "
                 f"{res.get('total_requests')} requests, {res.get('writes')} writes "
-                f"({res.get('event_writes')} Events)",
+                f"({res.get('event_writes')} Events); CPU over convergence: server "
+                f"{res.get('server_cpu', 0):.0%}, controller {res.get('controller_cpu', 0):.0%} "
+                "of a core",
                 flush=True,
             )
             for key, count in (res.get("requests") or {}).items():
