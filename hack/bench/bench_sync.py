@@ -47,10 +47,11 @@ VARIANTS = [
     "ours_metadata",
     "ours_strip",
     "ours_paged_stockgc",
+    "ours_metadata_strip",
     "typed",
     "k8s_informer",
 ]
-SLOW = {"typed", "k8s_informer", "ours_paged_stockgc"}
+SLOW = {"typed", "k8s_informer", "ours_paged_stockgc", "ours_metadata_strip"}
 FULL_SIZES = "pods:10000,pods:30000,configmaps:10000,configmaps:100000"
 QUICK_SIZES = "pods:1000,configmaps:2000"
 

@@ -16,7 +16,8 @@ variants). Prints one JSON line:
 Variants: ``raw`` (paged GET, ``limit=500``, urllib3 + ``json.loads``; items
 kept), ``raw_orjson`` (same with orjson: reference), ``ours_paged``,
 ``ours_stream`` (streaming list), ``ours_metadata`` (metadata-only informer),
-``ours_strip`` (``strip_managed_fields`` transform) -- all four with the
+``ours_strip`` (``strip_managed_fields`` transform), ``ours_metadata_strip``
+(both) -- all five with the
 garbage-collector policy ``Manager.run`` installs (``pycontroller._gc``) --,
 ``ours_paged_stockgc`` (paged, CPython's stock collector policy), ``typed``
 (``CoreV1Api().list_namespaced_pod``/``_config_map``, one unpaged call, as
@@ -182,7 +183,9 @@ def ours_informer(url: str, plural: str, variant: str) -> Any:
     cfg.host = url if stream or EMBEDDED else url + "/nostream"
     api = k8s.ApiClient(cfg)
     set_rate_limiter(api, TokenBucketRateLimiter(qps=0))
-    if variant == "ours_metadata":
+    if variant == "ours_metadata_strip":
+        client = ResourceClient(api, "", "v1", plural, metadata_only=True)
+    elif variant == "ours_metadata":
         sig = inspect.signature(SharedInformerFactory.for_resource)
         if "metadata_only" in sig.parameters:
             factory = SharedInformerFactory(api, namespace=NAMESPACE)
@@ -197,7 +200,7 @@ def ours_informer(url: str, plural: str, variant: str) -> Any:
         ListWatch.from_client(client, namespace=NAMESPACE),
         0,
         {NAMESPACE_INDEX: meta_namespace_index_func},
-        strip_managed_fields if variant == "ours_strip" else None,
+        strip_managed_fields if variant.endswith("_strip") else None,
         f"bench-{variant}",
         **kwargs,
     )
