@@ -40,8 +40,9 @@ def tuner() -> Iterator[tuple[GCTuner, Clock]]:
 def test_survivors_of_a_full_collection_are_frozen(tuner: tuple[GCTuner, Clock]) -> None:
     t, _ = tuner
     kept = [{"a": [i]} for i in range(1000)]
+    before = t.freezes
     gc.collect()
-    assert t.freezes == 1
+    assert t.freezes == before + 1
     assert gc.get_freeze_count() >= len(kept)
 
 
@@ -75,6 +76,38 @@ def test_a_cycle_among_frozen_objects_is_reclaimed_by_the_complete_pass(
     assert ref() is None
     assert t.complete_passes == 1
     assert gc.get_freeze_count() > 0, "frozen again after the complete pass"
+
+
+def test_survivors_of_a_middle_generation_collection_are_frozen(
+    tuner: tuple[GCTuner, Clock],
+) -> None:
+    t, _ = tuner
+    kept = [[i] for i in range(100)]
+    before = t.freezes
+    gc.collect(1)
+    assert t.freezes == before + 1 and gc.get_freeze_count() >= len(kept)
+    gc.collect(0)  # the youngest generation's survivors are left to the collector
+    assert t.freezes == before + 1
+
+
+def test_a_doubled_peak_rss_brings_the_complete_pass_forward(
+    tuner: tuple[GCTuner, Clock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t, _ = tuner
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    ref = weakref.ref(a)
+    gc.collect()
+    del a, b
+    baseline = t._baseline
+    monkeypatch.setattr(t, "_peak_rss", lambda: int(baseline * _gc.GROWTH) + _gc.GROWTH_SLACK + 1)
+    gc.collect(1)  # no time has passed, but the process doubled: unfreeze
+    assert t.complete_passes == 0 and gc.get_freeze_count() == 0
+    gc.collect(1)  # a middle collection does not end the complete pass early ...
+    assert gc.get_freeze_count() == 0
+    gc.collect()  # ... the full one does
+    assert ref() is None and t.complete_passes == 1
+    assert t._baseline == int(baseline * _gc.GROWTH) + _gc.GROWTH_SLACK + 1
 
 
 def test_young_cycles_are_collected_as_usual(tuner: tuple[GCTuner, Clock]) -> None:
