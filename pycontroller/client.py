@@ -13,11 +13,13 @@ Behaviour worth knowing:
   bucket (QPS 20, burst 30, like client-go's rest.Config defaults); change it
   with ``set_rate_limiter(api_client, TokenBucketRateLimiter(qps, burst))``
   or give one client its own with ``rate_limiter=``.
-- 429 Too Many Requests: when the answer carries ``Retry-After``, non-watch
-  requests sleep that long (capped at ``MAX_RETRY_AFTER``) and are retried up
-  to ``max_retries`` times (default 10, as client-go); after that, or without
-  ``Retry-After``, ``TooManyRequestsError`` (with ``retry_after``) is raised.
-  ``watch`` never retries: it raises at once and the reflector backs off.
+- Retry-After (client-go's ``checkWait``): when a 429 or any 5xx answer
+  carries ``Retry-After``, the request (any verb, and the start of a watch)
+  sleeps that long (capped at ``MAX_RETRY_AFTER``) and is retried, up to
+  ``max_retries`` times (default 10, as client-go); after that, or without
+  ``Retry-After``, the error is raised (``TooManyRequestsError`` for a 429;
+  ``retry_after`` carries the header's value) and, for a watch, the
+  reflector backs off.
 - Other non-2xx answers raise the matching ``pycontroller.errors`` class.
   Transport failures raise ``ConnectionError`` (``ConnectionRefusedError``
   when the server refused the connection) chained to the urllib3 error.
@@ -626,7 +628,7 @@ class ResourceClient:
         content_type: str = "application/json",
         accept: str = "application/json",
     ) -> dict[str, Any]:
-        """A complete request/response exchange with 429 Retry-After handling."""
+        """A complete request/response exchange, retried as ``_open_retrying`` says."""
         payload: bytes | None = None
         if body is not None:
             if isinstance(body, bytes):
@@ -635,42 +637,54 @@ class ResourceClient:
                 payload = body.encode("utf-8")
             else:
                 payload = _json.dumps(body)
+        resp = self._open_retrying(
+            method,
+            path,
+            query=query,
+            body=payload,
+            content_type=content_type if payload is not None else None,
+            read_timeout=self.request_timeout,
+            accept=accept,
+        )
+        try:
+            data = resp.read()
+        except urllib3.exceptions.HTTPError as err:
+            raise ConnectionError(f"{method} {path}: reading the response: {err}") from err
+        finally:
+            resp.release_conn()
+        result: dict[str, Any] = _json.loads(data) if data else {}
+        return result
+
+    def _open_retrying(self, method: str, path: str, **kwargs: Any) -> Any:
+        """``_open`` with client-go's retry policy (``rest.Request``'s ``checkWait``).
+
+        An answer of 429 or any 5xx that carries ``Retry-After`` is retried
+        after that many seconds (capped at ``MAX_RETRY_AFTER``), at most
+        ``max_retries`` times, for every verb (the body is sent again) and for
+        the start of a watch. Without ``Retry-After``, or once the retries are
+        spent, the error is raised.
+        """
         attempt = 0
         while True:
             try:
-                resp = self._open(
-                    method,
-                    path,
-                    query=query,
-                    body=payload,
-                    content_type=content_type if payload is not None else None,
-                    read_timeout=self.request_timeout,
-                    accept=accept,
-                )
+                return self._open(method, path, **kwargs)
             except ApiError as err:
-                retry_after = getattr(err, "retry_after", None)
-                if err.status != 429 or retry_after is None or attempt >= self.max_retries:
+                retry_after = err.retry_after
+                retryable = err.status == 429 or err.status >= 500
+                if not retryable or retry_after is None or attempt >= self.max_retries:
                     raise
                 attempt += 1
                 delay = min(retry_after, MAX_RETRY_AFTER)
                 logger.info(
-                    "%s %s throttled by the server (429); retry %d/%d in %.1fs",
-                    method,
-                    path,
+                    "Got a Retry-After %.0fs response (%d) for attempt %d/%d to %s %s",
+                    delay,
+                    err.status,
                     attempt,
                     self.max_retries,
-                    delay,
+                    method,
+                    path,
                 )
                 self._clock.sleep(delay)
-                continue
-            try:
-                data = resp.read()
-            except urllib3.exceptions.HTTPError as err:
-                raise ConnectionError(f"{method} {path}: reading the response: {err}") from err
-            finally:
-                resp.release_conn()
-            result: dict[str, Any] = _json.loads(data) if data else {}
-            return result
 
     # ---------------------------------------------------------------- verbs
 
@@ -699,7 +713,8 @@ class ResourceClient:
 
         Events are ``{"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR",
         "object": {...}}``. ``ERROR`` events are yielded (their object is a
-        ``Status``), not raised. Errors opening the watch raise (no 429 retry).
+        ``Status``), not raised. Opening is retried on Retry-After as every
+        request is; other errors opening the watch raise.
         """
         query: dict[str, Any] = dict(params)
         query["watch"] = True
@@ -716,7 +731,9 @@ class ResourceClient:
         )
         path = self._path(namespace)
         accept = METADATA_ACCEPT if self.metadata_only else "application/json"
-        resp = self._open("GET", path, query=query, read_timeout=read_timeout, accept=accept)
+        resp = self._open_retrying(
+            "GET", path, query=query, read_timeout=read_timeout, accept=accept
+        )
         return WatchStream(resp, f"{self.resource} from rv {resource_version}")
 
     def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:

@@ -21,6 +21,11 @@ from typing import Any
 class ApiError(Exception):
     """A non-2xx answer from the API server (or a cache miss in a lister)."""
 
+    #: Seconds from the answer's ``Retry-After`` header (None: absent). Set on 429s and
+    #: on other errors (5xx) that carried one; the client retries those (client-go's
+    #: ``checkWait``) before raising.
+    retry_after: float | None = None
+
     def __init__(
         self, status: int, reason: str = "", message: str = "", body: dict[str, Any] | None = None
     ) -> None:
@@ -96,4 +101,6 @@ def api_error_from_status(
         return InvalidError(status, reason or "Invalid", message, body)
     if status == 429:
         return TooManyRequestsError(status, reason or "TooManyRequests", message, body, retry_after)
-    return ApiError(status, reason, message, body)
+    err = ApiError(status, reason, message, body)
+    err.retry_after = retry_after
+    return err

@@ -152,6 +152,55 @@ def test_429_retry_after_is_honoured(apiserver: APIServer) -> None:
     assert info.value.retry_after == 1.0
 
 
+def test_5xx_with_retry_after_is_retried_like_client_go(apiserver: APIServer) -> None:
+    """client-go's checkWait: a 429 or any 5xx carrying Retry-After is retried, every verb."""
+    clock = SleepRecorder()
+    client = ResourceClient(apiserver.api_client(), "", "v1", "configmaps", clock=clock)
+    apiserver.fail_next(503, times=2, method="GET", path_regex="configmaps", retry_after=2)
+    assert client.list("default")["items"] == []
+    apiserver.fail_next(500, method="POST", path_regex="configmaps", retry_after=1)
+    assert client.create(cm("r"))["metadata"]["name"] == "r"
+    assert clock.sleeps == [2.0, 2.0, 1.0]
+    limited = ResourceClient(
+        apiserver.api_client(), "", "v1", "configmaps", clock=clock, max_retries=1
+    )
+    apiserver.fail_next(504, times=3, method="GET", path_regex="configmaps", retry_after=1)
+    with pytest.raises(ApiError) as info:
+        limited.get("r", "default")
+    assert info.value.status == 504 and info.value.retry_after == 1.0
+    assert clock.sleeps == [2.0, 2.0, 1.0, 1.0]
+    apiserver.clear_faults()
+    # Without Retry-After a 5xx is not retried.
+    apiserver.fail_next(503, method="GET", path_regex="configmaps")
+    with pytest.raises(ApiError) as plain:
+        client.get("r", "default")
+    assert plain.value.status == 503 and plain.value.retry_after is None
+    assert clock.sleeps == [2.0, 2.0, 1.0, 1.0]
+
+
+def test_watch_start_honours_retry_after(apiserver: APIServer) -> None:
+    """Opening a watch is retried after Retry-After too (client-go's Request.Watch)."""
+    clock = SleepRecorder()
+    client = ResourceClient(apiserver.api_client(), "", "v1", "configmaps", clock=clock)
+    apiserver.fail_next(429, times=2, method="GET", path_regex="watch=", retry_after=1)
+    stream = client.watch("default", resource_version="0", timeout_seconds=5)
+    try:
+        assert clock.sleeps == [1.0, 1.0]
+        client.create(cm("w"))
+        event = next(iter(stream))
+        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "w"
+    finally:
+        stream.close()
+    # Retries exhausted: the error reaches the caller (the reflector then backs off).
+    limited = ResourceClient(
+        apiserver.api_client(), "", "v1", "configmaps", clock=clock, max_retries=1
+    )
+    apiserver.fail_next(429, times=2, method="GET", path_regex="watch=", retry_after=3)
+    with pytest.raises(TooManyRequestsError) as info:
+        limited.watch("default", resource_version="0", timeout_seconds=5)
+    assert info.value.retry_after == 3.0 and clock.sleeps == [1.0, 1.0, 3.0]
+
+
 def test_server_errors_are_api_errors(apiserver: APIServer, cms: ResourceClient) -> None:
     apiserver.fail_next(500, method="GET", path_regex="configmaps")
     with pytest.raises(ApiError) as info:
