@@ -35,7 +35,8 @@ A minimal controller::
 
 from __future__ import annotations
 
-from pycontroller._create_or_update import create_or_update
+from pycontroller._create_or_update import create_or_apply, create_or_update
+from pycontroller._gc import tune_gc
 from pycontroller.builder import Builder
 from pycontroller.client import ResourceClient
 from pycontroller.config import load_config
@@ -73,8 +74,10 @@ __all__ = [
     "ResourceClient",
     "Result",
     "TooManyRequestsError",
+    "create_or_apply",
     "create_or_update",
     "load_config",
     "serve_metrics_and_health",
     "setup_signal_handler",
+    "tune_gc",
 ]

@@ -20,12 +20,16 @@ from typing import Any, Literal, Protocol
 
 from .errors import NotFoundError
 
-__all__ = ["OperationResult", "create_or_update"]
+__all__ = ["OperationResult", "create_or_apply", "create_or_update"]
 
 Obj = dict[str, Any]
 
 #: What ``create_or_update`` did; the words complete "ConfigMap ns/x has been ...".
 OperationResult = Literal["created", "updated", "unchanged"]
+
+
+class _Scoped(Protocol):
+    namespaced: bool
 
 
 class _Client(Protocol):
@@ -40,7 +44,19 @@ class _Client(Protocol):
     def update(self, obj: Obj) -> Obj: ...
 
 
-def _key(client: _Client, obj: Obj) -> tuple[str, str]:
+class _ApplyClient(Protocol):
+    """The part of ``pycontroller.ResourceClient`` that ``create_or_apply`` uses."""
+
+    namespaced: bool
+
+    def get(self, name: str, namespace: str | None = None) -> Obj: ...
+
+    def apply(
+        self, obj: Obj, field_manager: str, force: bool = False, namespace: str | None = None
+    ) -> Obj: ...
+
+
+def _key(client: _Scoped, obj: Obj) -> tuple[str, str]:
     """``(namespace, name)`` as the client resolves them (namespaced: "default" if unset)."""
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not meta.get("name"):
@@ -103,3 +119,108 @@ def _replace(obj: Obj, new: Obj) -> None:
     if new is not obj:
         obj.clear()
         obj.update(new)
+
+
+def create_or_apply(
+    client: _ApplyClient,
+    obj: Obj,
+    *,
+    field_manager: str,
+    force: bool = True,
+    current: Obj | None = None,
+) -> OperationResult:
+    """The server-side-apply variant: apply ``obj`` as ``field_manager`` unless it is in place.
+
+    ``obj`` is the *desired* object: ``apiVersion``, ``kind``, ``metadata.name``
+    (and ``namespace``) and exactly the fields this controller owns. The
+    server merges it and removes what this manager applied before and leaves
+    out now, so no mutate function is needed. ``force`` (default True, as a
+    controller owns what it applies) takes fields from other managers;
+    ``force=False`` raises ``ConflictError`` naming them.
+
+    ``current`` is the live object when the caller has it (an informer's
+    copy: read only, never modified); without it one GET fetches it. The
+    apply is skipped -- ``"unchanged"``, and with ``current`` not a single
+    request -- when every field of ``obj`` has the same value in ``current``
+    and ``field_manager``'s ``Apply`` entry in ``metadata.managedFields`` owns
+    exactly those fields (nothing to take over, nothing to remove). Otherwise
+    the object is applied: ``"created"`` when it did not exist, else
+    ``"updated"``, or ``"unchanged"`` when the server's resourceVersion did
+    not move (kube-apiserver does not persist a no-op apply). A stale
+    ``current`` costs at most one apply that changes nothing.
+    """
+    namespace, name = _key(client, obj)
+    if current is None:
+        try:
+            current = client.get(name, namespace or None)
+        except NotFoundError:
+            current = None
+    if current is not None and _in_place(obj, current, field_manager):
+        return "unchanged"
+    result = client.apply(copy.deepcopy(obj), field_manager, force, namespace or None)
+    if current is None:
+        return "created"
+    before = (current.get("metadata") or {}).get("resourceVersion")
+    after = (result.get("metadata") or {}).get("resourceVersion")
+    return "unchanged" if before is not None and before == after else "updated"
+
+
+# Identity, not owned fields: never in a manager's field set.
+_IDENTITY = {(): {"apiVersion", "kind"}, ("metadata",): {"name", "namespace"}}
+_Path = tuple[str, ...]
+
+
+def _in_place(desired: Obj, live: Obj, manager: str) -> bool:
+    """Same values, and ``manager``'s Apply entry owns exactly ``desired``'s fields."""
+    if not _subset(desired, live, ()):
+        return False
+    entries = (live.get("metadata") or {}).get("managedFields") or []
+    owned: set[_Path] | None = None
+    for entry in entries:
+        if entry.get("manager") == manager and entry.get("operation") == "Apply":
+            owned = set()
+            _owned_paths(entry.get("fieldsV1") or {}, (), owned)
+            break
+    if owned is None:
+        return False
+    wanted: set[_Path] = set()
+    leaves: set[_Path] = set()
+    _desired_paths(desired, (), wanted, leaves)
+    # Nothing applied before is left out now, and every field we want is ours.
+    return owned <= wanted and leaves <= owned
+
+
+def _subset(want: Any, have: Any, path: _Path) -> bool:
+    """Maps compare key by key (``have`` may hold more); lists and scalars exactly."""
+    if isinstance(want, dict):
+        if not isinstance(have, dict):
+            return False
+        skip = _IDENTITY.get(path, set())
+        return all(
+            k in skip or (k in have and _subset(v, have[k], (*path, k))) for k, v in want.items()
+        )
+    return bool(want == have)
+
+
+def _desired_paths(obj: Obj, path: _Path, every: set[_Path], leaves: set[_Path]) -> None:
+    skip = _IDENTITY.get(path, set())
+    for k, v in obj.items():
+        if k in skip:
+            continue
+        here = (*path, k)
+        every.add(here)
+        if isinstance(v, dict) and v:
+            _desired_paths(v, here, every, leaves)
+        else:
+            leaves.add(here)  # a scalar, a list (set as a whole here), or an empty map
+
+
+def _owned_paths(fields: Obj, path: _Path, out: set[_Path]) -> None:
+    """``FieldsV1`` (``{"f:data": {"f:k": {}}}``) as field paths; a list field is a leaf."""
+    for k, v in fields.items():
+        if not k.startswith("f:"):
+            continue  # ".": the field itself; "k:"/"v:"/"i:": list items (see below)
+        here = (*path, k[2:])
+        out.add(here)
+        if isinstance(v, dict) and not any(c[:2] in ("k:", "v:", "i:") for c in v):
+            _owned_paths(v, here, out)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pycontroller import ConflictError, ResourceClient, create_or_update
+from pycontroller import ConflictError, ResourceClient, create_or_apply, create_or_update
 from pycontroller.meta import add_finalizer, is_controlled_by, set_controller_reference
 from pycontroller.testing import APIServer
 
@@ -181,3 +181,92 @@ def test_cluster_scoped(apiserver: APIServer) -> None:
     again: Obj = {"metadata": {"name": "team-a"}}
     assert create_or_update(namespaces, again, label) == "unchanged"
     assert apiserver.writes("namespaces") == 1
+
+
+# --------------------------------------------------------------------------- create_or_apply
+
+
+def desired_cm(name: str, data: dict[str, str], **labels: str) -> Obj:
+    obj = key(name)
+    obj["data"] = dict(data)
+    if labels:
+        obj["metadata"]["labels"] = dict(labels)
+    return obj
+
+
+def test_create_or_apply_creates_then_makes_no_request_at_steady_state(
+    apiserver: APIServer, cms: ResourceClient
+) -> None:
+    assert create_or_apply(cms, desired_cm("s", {"k": "v"}, app="s"), field_manager="ctl") == (
+        "created"
+    )
+    live = cms.get("s", "default")
+    assert live["data"] == {"k": "v"} and live["metadata"]["labels"] == {"app": "s"}
+    managers = {(e["manager"], e["operation"]) for e in live["metadata"]["managedFields"]}
+    assert ("ctl", "Apply") in managers
+    before = len(apiserver.request_log)
+    for _ in range(3):
+        got = create_or_apply(
+            cms, desired_cm("s", {"k": "v"}, app="s"), field_manager="ctl", current=live
+        )
+        assert got == "unchanged"
+    assert len(apiserver.request_log) == before, "an object in place costs no request"
+    # Without ``current``: one GET, no write.
+    writes = apiserver.writes("configmaps")
+    assert create_or_apply(cms, desired_cm("s", {"k": "v"}, app="s"), field_manager="ctl") == (
+        "unchanged"
+    )
+    assert apiserver.writes("configmaps") == writes
+
+
+def test_create_or_apply_updates_drift_and_removes_what_it_no_longer_applies(
+    apiserver: APIServer, cms: ResourceClient
+) -> None:
+    create_or_apply(cms, desired_cm("d", {"a": "1", "b": "2"}), field_manager="ctl")
+    # Someone else edits one of our fields and adds one of theirs.
+    cms.patch("d", {"data": {"a": "x", "theirs": "t"}}, "default")
+    live = cms.get("d", "default")
+    assert create_or_apply(
+        cms, desired_cm("d", {"a": "1", "b": "2"}), field_manager="ctl", current=live
+    ) == ("updated")
+    assert cms.get("d", "default")["data"] == {"a": "1", "b": "2", "theirs": "t"}
+    # Dropping "b" from what we apply removes it: same values everywhere else, yet not in place.
+    live = cms.get("d", "default")
+    assert create_or_apply(cms, desired_cm("d", {"a": "1"}), field_manager="ctl", current=live) == (
+        "updated"
+    )
+    assert cms.get("d", "default")["data"] == {"a": "1", "theirs": "t"}
+
+
+def test_create_or_apply_conflicts_without_force_and_takes_over_with_it(
+    apiserver: APIServer, cms: ResourceClient
+) -> None:
+    create_or_apply(cms, desired_cm("c", {"k": "theirs"}), field_manager="other")
+    with pytest.raises(ConflictError) as info:
+        create_or_apply(cms, desired_cm("c", {"k": "ours"}), field_manager="ctl", force=False)
+    assert any("other" in c.get("message", "") for c in info.value.causes)
+    assert cms.get("c", "default")["data"] == {"k": "theirs"}
+    assert create_or_apply(cms, desired_cm("c", {"k": "ours"}), field_manager="ctl") == "updated"
+    live = cms.get("c", "default")
+    assert live["data"] == {"k": "ours"}
+    owners = {e["manager"] for e in live["metadata"]["managedFields"] if "fieldsV1" in e}
+    assert "ctl" in owners
+
+
+def test_create_or_apply_takes_ownership_of_a_field_that_already_has_its_value(
+    apiserver: APIServer, cms: ResourceClient
+) -> None:
+    """Same value, but set by another manager: applied once, so the field is ours too."""
+    create_or_apply(cms, desired_cm("o", {"k": "v"}), field_manager="other")
+    live = cms.get("o", "default")
+    # The managed fields change (shared ownership), so the object is written.
+    got = create_or_apply(cms, desired_cm("o", {"k": "v"}), field_manager="ctl", current=live)
+    assert got == "updated"
+    live = cms.get("o", "default")
+    ours = [e for e in live["metadata"]["managedFields"] if e["manager"] == "ctl"]
+    assert ours and ours[0]["operation"] == "Apply"
+    before = len(apiserver.request_log)
+    assert create_or_apply(cms, desired_cm("o", {"k": "v"}), field_manager="ctl", current=live) == (
+        "unchanged"
+    )
+    assert len(apiserver.request_log) == before

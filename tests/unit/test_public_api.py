@@ -27,10 +27,12 @@ TOP_LEVEL = [
     "ResourceClient",
     "Result",
     "TooManyRequestsError",
+    "create_or_apply",
     "create_or_update",
     "load_config",
     "serve_metrics_and_health",
     "setup_signal_handler",
+    "tune_gc",
 ]
 
 CONTRACT: dict[str, list[str]] = {
@@ -179,6 +181,10 @@ def test_second_round_signatures_match_design() -> None:
 
     assert Request._fields == ("namespace", "name")
     assert _params(create_or_update) == ["client", "obj", "mutate"]
+    from pycontroller import create_or_apply, tune_gc
+
+    assert _params(create_or_apply) == ["client", "obj", "field_manager", "force", "current"]
+    assert _params(tune_gc) == ["full_interval"]
     assert _params(meta.set_controller_reference) == ["owner", "obj"]
     assert _params(meta.is_controlled_by) == ["obj", "owner"]
     assert _params(meta.controller_of) == ["obj"]
