@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     from kubernetes import client as k8s
 
     from controllers.balancer import names, reconcile
-    from controllers.balancer.controller import BalancerController
+    from controllers.balancer.compat import BalancerController
     from pycontroller.client import ResourceClient, TokenBucketRateLimiter, set_rate_limiter
     from pycontroller.record import FakeRecorder
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from controllers.balancer import names
-from controllers.balancer.controller import BalancerController
+from controllers.balancer.compat import BalancerController
 from pycontroller.client import ResourceClient
 from pycontroller.errors import ConflictError, NotFoundError
 from pycontroller.testing import APIServer

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from controllers.balancer import names, validation
-from controllers.balancer.controller import BalancerController
+from controllers.balancer.compat import BalancerController
 from pycontroller.testing import APIServer
 
 from .conftest import Cluster, running_controller, sample_balancer, wait_for

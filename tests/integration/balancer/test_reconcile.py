@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from controllers.balancer import names, nginx, resources
-from controllers.balancer.controller import BalancerController
+from controllers.balancer.compat import BalancerController
 from pycontroller.errors import InvalidError, NotFoundError
 from pycontroller.testing import APIServer
 

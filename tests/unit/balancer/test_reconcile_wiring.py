@@ -1,11 +1,11 @@
-"""Which Balancer updates reach the work queue (controllers.balancer.controller)."""
+"""Which Balancer updates reach the work queue (controllers.balancer.predicates)."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from controllers.balancer.controller import balancer_update_relevant
+from controllers.balancer.predicates import balancer_update_relevant
 
 
 def balancer(rv: str = "1", generation: int = 1) -> dict[str, Any]:
