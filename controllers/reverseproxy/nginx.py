@@ -34,12 +34,15 @@ nothing else.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from controllers.reverseproxy import names
+from controllers.reverseproxy.types import (
+    ReverseProxySpec,
+    TCPReverseProxySpec,
+    TCPReverseProxySpecServer,
+)
 from controllers.reverseproxy.validation import check
-
-Obj = dict[str, Any]
 
 #: Characters that end or change an unquoted nginx token.
 _NEEDS_QUOTES = re.compile(r"""[\s;{}"'\\#]""")
@@ -97,14 +100,14 @@ def quote(value: str) -> str:
     return '"' + _escape(value, '"') + '"'
 
 
-def _resolver(spec: Obj, indent: str) -> str:
+def _resolver(spec: ReverseProxySpec | TCPReverseProxySpec, indent: str) -> str:
     resolver = spec.get("resolver") or []
     if not resolver:
         return ""
     return f"\n{indent}resolver {' '.join(resolver)} ipv6=off;"
 
 
-def _http(spec: Obj) -> str:
+def _http(spec: ReverseProxySpec) -> str:
     out = []
     log_format = spec.get("logFormat")
     if log_format:
@@ -137,7 +140,7 @@ def _http(spec: Obj) -> str:
     return "".join(out)
 
 
-def _server(server: Obj) -> str:
+def _server(server: TCPReverseProxySpecServer) -> str:
     text = str(server["server"])
     if server.get("weight") is not None:
         text += f" weight={server['weight']}"
@@ -146,7 +149,7 @@ def _server(server: Obj) -> str:
     return text
 
 
-def _stream(spec: Obj) -> str:
+def _stream(spec: TCPReverseProxySpec) -> str:
     out = ["\nstream {\n    upstream servers {"]
     if spec.get("hash"):
         out.append(f"\n        hash {spec['hash']};")
@@ -165,7 +168,8 @@ def _stream(spec: Obj) -> str:
 
 def render(obj: dict[str, Any]) -> str:
     """The nginx.conf of a ReverseProxy or TCPReverseProxy (kind from ``obj``)."""
-    spec: Obj = check(obj, check_name=False)["spec"]
+    # check() passed: the spec, defaults filled in, has the shape types.py describes.
+    spec: ReverseProxySpec | TCPReverseProxySpec = check(obj, check_name=False)["spec"]
     workers = spec.get("workerProcesses")
     text = _HEAD.format(
         workers="auto" if workers is None else workers,
@@ -173,8 +177,8 @@ def render(obj: dict[str, Any]) -> str:
     )
     tcp = names.kind_of(obj) is names.TCP_REVERSE_PROXY
     if not tcp:
-        text += _http(spec)
+        text += _http(cast(ReverseProxySpec, spec))
     text += _PROBE_SERVER
     if tcp:
-        text += _stream(spec)
+        text += _stream(cast(TCPReverseProxySpec, spec))
     return text

@@ -34,14 +34,22 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 from controllers.reverseproxy import names
 from controllers.reverseproxy.nginx import render
+from controllers.reverseproxy.types import (
+    ReverseProxy,
+    ReverseProxySpec,
+    TCPReverseProxy,
+    TCPReverseProxySpec,
+)
 from controllers.reverseproxy.validation import check
 from pycontroller.meta import set_controller_reference
 
 Obj = dict[str, Any]
+#: A checked object (``validation.check``: valid, defaults filled in).
+Proxy = ReverseProxy | TCPReverseProxy
 
 _CONFIG_VOLUME = "config"
 _TMP_VOLUME = "tmp"
@@ -52,7 +60,7 @@ def config_sum(text: str) -> str:
     return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def _metadata(obj: Obj, name: str, labels: dict[str, str]) -> Obj:
+def _metadata(obj: Proxy, name: str, labels: dict[str, str]) -> Obj:
     return {
         "name": name,
         "namespace": obj["metadata"].get("namespace") or "default",
@@ -65,7 +73,7 @@ def _owned(owner: Obj, child: Obj) -> Obj:
     return child
 
 
-def configmap(obj: Obj, name: str, text: str) -> Obj:
+def configmap(obj: Proxy, name: str, text: str) -> Obj:
     labels = {**names.selector_labels(name), names.LABEL_CONFIGSUM: config_sum(text)}
     return {
         "apiVersion": "v1",
@@ -83,8 +91,8 @@ def _probe(initial_delay: int | None) -> Obj:
     return probe
 
 
-def _resources(spec: Obj) -> Obj:
-    resources = copy.deepcopy(spec.get("resources") or {})
+def _resources(spec: ReverseProxySpec | TCPReverseProxySpec) -> Obj:
+    resources: Obj = dict(copy.deepcopy(spec.get("resources") or {}))
     limits = resources.get("limits") or {}
     if limits:
         requests = resources.setdefault("requests", {})
@@ -93,7 +101,7 @@ def _resources(spec: Obj) -> Obj:
     return resources
 
 
-def deployment(obj: Obj, name: str, text: str, protocol: str) -> Obj:
+def deployment(obj: Proxy, name: str, text: str, protocol: str) -> Obj:
     spec = obj["spec"]
     selector = names.selector_labels(name)
     pod_labels = {
@@ -160,7 +168,7 @@ def deployment(obj: Obj, name: str, text: str, protocol: str) -> Obj:
     }
 
 
-def service(obj: Obj, name: str, protocol: str) -> Obj:
+def service(obj: Proxy, name: str, protocol: str) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -191,7 +199,7 @@ def desired_children(
     on the server before it owns).
     """
     image = nginx_image or names.default_nginx_image()
-    effective = check(obj, nginx_image=image)
+    effective = cast(Proxy, check(obj, nginx_image=image))
     kind = names.kind_of(obj)
     name = names.child_name(kind, effective["metadata"]["name"])
     text = render(obj)

@@ -362,7 +362,11 @@ def generated_modules() -> list[tuple[Path, str]]:
 
 def test_generated_modules_exist() -> None:
     rel = {str(p.relative_to(REPO)) for p, _ in generated_modules()}
-    assert {"controllers/balancer/types.py", "controllers/network/types.py"} <= rel
+    assert {
+        "controllers/balancer/types.py",
+        "controllers/network/types.py",
+        "controllers/reverseproxy/types.py",
+    } <= rel
 
 
 @pytest.mark.parametrize(
