@@ -14,6 +14,12 @@ CRDs declaring it; ``autoscaling/v1`` Scale bodies). Every error answer is a
 ``Status`` body. Each request is appended to the
 server's request log once, with the status it got (a watch logs 200 when the
 stream starts).
+
+This layer only translates: it parses the request, calls one verb of
+``rest.REST`` (the registry: get, list, create, update, patch, delete,
+delete-collection with its propagation, scale), and encodes what the verb
+returns into a ``Reply`` that ``_handle`` returns. Errors have one path: a
+verb raises ``StatusError`` and ``_dispatch`` answers with its ``Status``.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -38,7 +44,12 @@ from pycontroller.testing.apiserver.discovery import discovery_response, version
 from pycontroller.testing.apiserver.events import events_field_selector
 from pycontroller.testing.apiserver.openapi import openapi_response
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import WriteOptions, parse_resource_version, rkey
+from pycontroller.testing.apiserver.rest import (
+    DeleteOptions,
+    WriteOptions,
+    parse_resource_version,
+    rkey,
+)
 from pycontroller.testing.apiserver.scale import scale_paths
 from pycontroller.testing.apiserver.selectors import (
     Selector,
@@ -152,17 +163,14 @@ def _without_type_meta(obj: Any) -> Any:
     return obj
 
 
-class _Response(Exception):
-    """Internal: a finished non-error response (code, body, content type, headers)."""
+@dataclass
+class Reply:
+    """A finished answer: what a handled request returns (errors raise ``StatusError``)."""
 
-    def __init__(
-        self, code: int, body: bytes, ctype: str = JSON, headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(code)
-        self.code = code
-        self.body = body
-        self.ctype = ctype
-        self.headers = headers or {}
+    code: int
+    body: bytes
+    ctype: str = JSON
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def _warning(text: str) -> str:
@@ -304,16 +312,16 @@ class _Handler(BaseHTTPRequestHandler):
                 if delay > 0:
                     time.sleep(delay)
                 app.faults.check(method, raw_path)
-                self._handle(method, raw_path, body)
-                code = 200  # only watches return normally (already logged)
-                logged = True
-            # Log before answering: a client that reads the log right after
-            # the response must find its request there.
-            except _Response as resp:
-                code = resp.code
-                app.record(method, raw_path, code)
-                logged = True
-                self._send(resp.code, resp.body, resp.ctype, resp.headers)
+                reply = self._handle(method, raw_path, body)
+                if reply is None:  # a watch: streamed and logged already
+                    code, logged = 200, True
+                else:
+                    # Log before answering: a client that reads the log right
+                    # after the response must find its request there.
+                    code = reply.code
+                    app.record(method, raw_path, code)
+                    logged = True
+                    self._send(reply.code, reply.body, reply.ctype, reply.headers)
             except StatusError as err:
                 code = err.code
                 app.record(method, raw_path, code)
@@ -338,7 +346,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- request handling --------------------------------------------------------
 
-    def _handle(self, method: str, raw_path: str, body: bytes) -> None:
+    def _handle(self, method: str, raw_path: str, body: bytes) -> Reply | None:
+        """The answer to one request (None: a watch, streamed here); errors raise."""
         app = self.server.app
         split = urlsplit(raw_path)
         path = split.path
@@ -350,9 +359,9 @@ class _Handler(BaseHTTPRequestHandler):
             app.authenticator, app.authorizer, method, path, params, self.headers
         )
         if path.rstrip("/") == "/version":
-            raise _Response(200, _json.dumps(version_info()))
+            return Reply(200, _json.dumps(version_info()))
         if path in ("/healthz", "/livez", "/readyz"):
-            raise _Response(200, b"ok", "text/plain; charset=utf-8")
+            return Reply(200, b"ok", "text/plain; charset=utf-8")
         r = route(app, path)
         if r is None:
             if method == "GET":
@@ -360,11 +369,11 @@ class _Handler(BaseHTTPRequestHandler):
                     res = fn(app.registry, path, accept)
                     if res is not None:
                         rcode, rbody, rctype = res
-                        raise _Response(rcode, rbody, rctype)
+                        return Reply(rcode, rbody, rctype)
             raise _not_found_path()
         rt = r.rt
         if r.subresource == "scale" and r.name is not None and scale_paths(rt) is not None:
-            self._scale(method, r, body, params, accept)
+            return self._scale(method, r, body, params)
         if rt.extra.get("virtual") or r.subresource in reviews.SPECIAL_SUBRESOURCES:
             # Reviews, serviceaccounts/token, namespaces/finalize (reviews.py).
             special = reviews.serve(
@@ -373,14 +382,14 @@ class _Handler(BaseHTTPRequestHandler):
                 WriteOptions(dry_run=params.get("dryRun") == "All"),
             )  # fmt: skip
             if special is not None:
-                raise _Response(special[0], _json.dumps(special[1]))
+                return Reply(special[0], _json.dumps(special[1]))
         if r.subresource and not (r.subresource == "status" and rt.has_status):
             raise _not_found_path()
         if r.watch_path or (method == "GET" and r.name is None and _truthy(params.get("watch"))):
             if method != "GET":
                 raise method_not_allowed()
             self._watch(r, params)
-            return
+            return None
         if method == "GET":
             if r.name is None:
                 sel = Selector(
@@ -406,19 +415,13 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 parse_resource_version(params.get("resourceVersion"))
                 out = app.rest.get(rt, r.namespace or "", r.name)
-            self._reply(200, rt, out, accept)
-        opts = WriteOptions(
-            dry_run=params.get("dryRun") == "All",
-            field_validation=params.get("fieldValidation") or "Warn",
-            field_manager=params.get("fieldManager") or "",
-            force=_truthy(params.get("force")),
-            user_agent=self.headers.get("User-Agent") or "",
-        )
+            return self._reply(200, rt, out, accept)
+        opts = self._write_options(params)
         if method == "POST":
             if r.name is not None:
                 raise method_not_allowed()
             obj = app.rest.create(rt, r.namespace, self._decode_object(rt, body, opts), opts)
-            self._reply(201, rt, obj, accept, opts)
+            return self._reply(201, rt, obj, accept, opts)
         if method == "PUT":
             if r.name is None:
                 raise method_not_allowed()
@@ -430,7 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
                 opts,
                 subresource=r.subresource,
             )
-            self._reply(200, rt, obj, accept, opts)
+            return self._reply(200, rt, obj, accept, opts)
         if method == "PATCH":
             if r.name is None:
                 raise method_not_allowed()
@@ -438,51 +441,47 @@ class _Handler(BaseHTTPRequestHandler):
             obj, created = app.rest.patch(
                 rt, r.namespace, r.name, ctype, body, opts, subresource=r.subresource
             )
-            self._reply(201 if created else 200, rt, obj, accept, opts)
+            return self._reply(201 if created else 200, rt, obj, accept, opts)
         if method == "DELETE":
-            options: dict[str, Any] = {}
-            if body.strip():
-                decoded = self._decode(body)
-                if isinstance(decoded, dict):
-                    options = decoded
-            propagation = params.get("propagationPolicy") or options.get("propagationPolicy")
-            orphan = params.get("orphanDependents", options.get("orphanDependents"))
-            if propagation is None and orphan is not None:
-                propagation = "Orphan" if _truthy(str(orphan)) else "Background"
-            if propagation not in (None, "Background", "Foreground", "Orphan"):
-                raise bad_request(
-                    f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
-                    '"Orphan", "Background", "Foreground"'
-                )
-            dry = params.get("dryRun") == "All" or options.get("dryRun") == ["All"]
-            preconditions = options.get("preconditions") or {}
+            delete = DeleteOptions.parse(params, self._decode(body) if body.strip() else None)
             if r.name is None:
-                self._delete_collection(r, params, propagation, dry, accept)
-                return
+                sel = Selector(
+                    parse_label(params.get("labelSelector")),
+                    parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
+                )
+                listed = app.rest.delete_collection(
+                    rt,
+                    r.namespace,
+                    sel,
+                    propagation=delete.propagation,
+                    dry_run=delete.dry_run,
+                )
+                return self._reply(200, rt, listed, accept)
             obj = app.rest.delete(
                 rt,
                 r.namespace,
                 r.name,
-                propagation=propagation,
-                preconditions=preconditions,
-                dry_run=dry,
+                propagation=delete.propagation,
+                preconditions=delete.preconditions,
+                dry_run=delete.dry_run,
             )
-            self._reply(200, rt, obj, accept)
+            return self._reply(200, rt, obj, accept)
         raise method_not_allowed()
 
-    def _scale(
-        self, method: str, r: Route, body: bytes, params: dict[str, str], accept: str
-    ) -> None:
-        """``/scale``: GET, PUT and PATCH of the ``autoscaling/v1`` Scale."""
-        app = self.server.app
-        assert r.name is not None
-        opts = WriteOptions(
+    def _write_options(self, params: dict[str, str]) -> WriteOptions:
+        return WriteOptions(
             dry_run=params.get("dryRun") == "All",
             field_validation=params.get("fieldValidation") or "Warn",
             field_manager=params.get("fieldManager") or "",
             force=_truthy(params.get("force")),
             user_agent=self.headers.get("User-Agent") or "",
         )
+
+    def _scale(self, method: str, r: Route, body: bytes, params: dict[str, str]) -> Reply:
+        """``/scale``: GET, PUT and PATCH of the ``autoscaling/v1`` Scale (rest.py)."""
+        app = self.server.app
+        assert r.name is not None
+        opts = self._write_options(params)
         if method == "GET":
             out = app.rest.get_scale(r.rt, r.namespace, r.name)
         elif method == "PUT":
@@ -495,42 +494,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers: dict[str, str] = {}
         if opts.warnings:
             headers["Warning"] = ", ".join(_warning(w) for w in opts.warnings)
-        raise _Response(200, _json.dumps(out), JSON, headers)
-
-    def _delete_collection(
-        self,
-        r: Route,
-        params: dict[str, str],
-        propagation: str | None,
-        dry_run: bool,
-        accept: str,
-    ) -> None:
-        app = self.server.app
-        rt = r.rt
-        sel = Selector(
-            parse_label(params.get("labelSelector")),
-            parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
-        )
-        with app.storage.lock:
-            listed = app.rest.list(rt, r.namespace, sel)
-            out = []
-            for item in listed["items"]:
-                meta = item.get("metadata") or {}
-                try:
-                    out.append(
-                        app.rest.delete(
-                            rt,
-                            meta.get("namespace"),
-                            meta["name"],
-                            propagation=propagation,
-                            dry_run=dry_run,
-                        )
-                    )
-                except StatusError as err:
-                    if err.code != 404:
-                        raise
-        listed["items"] = out
-        self._reply(200, rt, listed, accept)
+        return Reply(200, _json.dumps(out), JSON, headers)
 
     def _decode(self, body: bytes) -> Any:
         ctype = (self.headers.get("Content-Type") or "").lower()
@@ -573,7 +537,8 @@ class _Handler(BaseHTTPRequestHandler):
         obj: dict[str, Any],
         accept: str,
         opts: WriteOptions | None = None,
-    ) -> None:
+    ) -> Reply:
+        """``obj`` encoded as the client asked (Table, PartialObjectMetadata, protobuf, JSON)."""
         headers: dict[str, str] = {}
         warnings = list(opts.warnings) if opts is not None else []
         if rt.extra.get("deprecated"):
@@ -584,10 +549,10 @@ class _Handler(BaseHTTPRequestHandler):
         table = self._table_mode(accept)
         if table is not None:
             body = _json.dumps(to_table(rt, obj, include_object=table))
-            raise _Response(code, body, JSON, headers)
+            return Reply(code, body, JSON, headers)
         target = partial.partial_target(accept)
         if target is not None:
-            raise _Response(code, _json.dumps(partial.transform(rt, obj, target)), JSON, headers)
+            return Reply(code, _json.dumps(partial.transform(rt, obj, target)), JSON, headers)
         items = obj.get("items")
         if not rt.is_crd and isinstance(items, list):
             # kube-apiserver's JSON serializer drops TypeMeta on the items of a
@@ -598,8 +563,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not rt.is_crd and protobuf.prefers_protobuf(accept):
             encoded = protobuf.encode_response(obj)
             if encoded is not None:
-                raise _Response(code, encoded, protobuf.MEDIA_TYPE, headers)
-        raise _Response(code, _json.dumps(obj), JSON, headers)
+                return Reply(code, encoded, protobuf.MEDIA_TYPE, headers)
+        return Reply(code, _json.dumps(obj), JSON, headers)
 
     def _table_mode(self, accept: str) -> str | None:
         """The ``includeObject`` policy when the client asked for a Table, else None."""

@@ -217,6 +217,32 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class DeleteOptions:
+    """What a DELETE asks for: ``propagationPolicy`` (None: the kind's default,
+    Background), preconditions and dry run, from the query and the body's
+    ``DeleteOptions`` (the query wins, as in kube)."""
+
+    propagation: str | None = None
+    preconditions: dict[str, Any] = field(default_factory=dict)
+    dry_run: bool = False
+
+    @classmethod
+    def parse(cls, params: dict[str, str], body: Any) -> DeleteOptions:
+        options = body if isinstance(body, dict) else {}
+        propagation = params.get("propagationPolicy") or options.get("propagationPolicy")
+        orphan = params.get("orphanDependents", options.get("orphanDependents"))
+        if propagation is None and orphan is not None:
+            propagation = "Orphan" if str(orphan).lower() in ("true", "1") else "Background"
+        if propagation not in (None, "Background", "Foreground", "Orphan"):
+            raise bad_request(
+                f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
+                '"Orphan", "Background", "Foreground"'
+            )
+        dry = params.get("dryRun") == "All" or options.get("dryRun") == ["All"]
+        return cls(propagation, dict(options.get("preconditions") or {}), dry)
+
+
 def rkey(rt: ResourceType) -> tuple[str, str]:
     """The storage key of ``rt``'s objects: ``(group, plural)``, or that of the
     type whose storage it shares (``extra["stored_as"]``, events.k8s.io)."""
@@ -1025,6 +1051,40 @@ class REST:
         return scale_mod.to_scale(rt, stored, paths)
 
     # --- delete ------------------------------------------------------------------
+
+    def delete_collection(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        selector: Selector,
+        *,
+        propagation: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """DELETE on a collection: every object ``selector`` matches, one by one as
+        ``delete`` would (finalizers and propagation included), under one lock so
+        the list and the deletions see the same objects. Objects gone meanwhile
+        are skipped. Returns the List of what was deleted (as kube does)."""
+        with self.storage.lock:
+            listed = self.list(rt, ns, selector)
+            out = []
+            for item in listed["items"]:
+                meta = item.get("metadata") or {}
+                try:
+                    deleted = self.delete(
+                        rt,
+                        meta.get("namespace"),
+                        meta["name"],
+                        propagation=propagation,
+                        dry_run=dry_run,
+                    )
+                except StatusError as err:
+                    if err.code != 404:
+                        raise
+                else:
+                    out.append(deleted)
+        listed["items"] = out
+        return listed
 
     def delete(
         self,
