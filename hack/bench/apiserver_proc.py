@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from objects import pod
 
 from pycontroller.testing import APIServer
-from pycontroller.testing.apiserver.rest import WriteOptions
+from pycontroller.testing.apiserver.registry.rest import WriteOptions
 
 
 def memory() -> dict[str, int]:

@@ -14,7 +14,7 @@ Over HTTP against an in-process ``APIServer``:
 Process CPU (``time.process_time``: client, server and collector threads
 together) is printed for each phase. ``--compare REV`` first runs the same
 workload with ``gc.py`` as of git revision ``REV`` swapped in (its class is
-loaded from ``git show REV:pycontroller/testing/apiserver/gc.py``), then with
+loaded from ``git show REV:pycontroller/testing/apiserver/registry/gc.py``), then with
 the working tree's collector, and prints the ratios: measured side by side in
 one run, so that a shared machine's drift cancels out as far as it can.
 
@@ -116,7 +116,7 @@ def pod(i: int, owner: dict[str, Any]) -> dict[str, Any]:
 
 def legacy_gc_class(rev: str) -> Any:
     src = subprocess.run(
-        ["git", "show", f"{rev}:pycontroller/testing/apiserver/gc.py"],
+        ["git", "show", f"{rev}:pycontroller/testing/apiserver/registry/gc.py"],
         cwd=ROOT,
         check=True,
         capture_output=True,

@@ -48,7 +48,7 @@ import yaml
 
 from controllers.balancer import names
 from pycontroller.testing import APIServer
-from pycontroller.testing.apiserver.rest import WriteOptions
+from pycontroller.testing.apiserver.registry.rest import WriteOptions
 from pycontroller.testing.apiserver.server import WRITE_METHODS, resource_of
 
 HERE = Path(__file__).resolve().parent

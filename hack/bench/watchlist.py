@@ -62,7 +62,7 @@ def serve(objects: int, trace: bool) -> None:
     import tracemalloc
 
     from pycontroller.testing import APIServer
-    from pycontroller.testing.apiserver.rest import WriteOptions
+    from pycontroller.testing.apiserver.registry.rest import WriteOptions
 
     server = APIServer(history_size=1000)
     rt = server.registry.get("", "v1", "namespaces")

@@ -25,20 +25,20 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from pycontroller.testing.apiserver.auth import Authenticator, make_authorizer, user_named
-from pycontroller.testing.apiserver.builtin import Defaulter, builtin_types
-from pycontroller.testing.apiserver.faults import Faults
-from pycontroller.testing.apiserver.gc import GarbageCollector
-from pycontroller.testing.apiserver.registry import Registry
-from pycontroller.testing.apiserver.rest import REST, WriteOptions
+from pycontroller.testing.apiserver.http.auth import Authenticator, make_authorizer, user_named
+from pycontroller.testing.apiserver.http.faults import Faults
+from pycontroller.testing.apiserver.registry.gc import GarbageCollector
+from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
+from pycontroller.testing.apiserver.registry.storage import Storage
+from pycontroller.testing.apiserver.registry.watch import Watcher
+from pycontroller.testing.apiserver.schema.builtin import Defaulter, builtin_types
 from pycontroller.testing.apiserver.simulate import Simulator
-from pycontroller.testing.apiserver.storage import Storage
-from pycontroller.testing.apiserver.watch import Watcher
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-    from pycontroller.testing.apiserver.http import _HTTPServer
+    from pycontroller.testing.apiserver.http.handler import _HTTPServer
 
 __all__ = ["APIServer", "RequestRecord", "load_crds"]
 
@@ -194,7 +194,7 @@ class APIServer:
 
     def start(self) -> APIServer:
         """Serve (again). Idempotent. Returns self."""
-        from pycontroller.testing.apiserver.http import make_http_server
+        from pycontroller.testing.apiserver.http.handler import make_http_server
 
         with self._lifecycle:
             if self._httpd is not None:

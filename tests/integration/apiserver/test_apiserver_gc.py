@@ -341,11 +341,11 @@ def test_owner_deleted_while_the_server_is_stopped_is_collected_after_restart(
 
 
 def test_collector_built_over_existing_objects_indexes_them() -> None:
-    from pycontroller.testing.apiserver.builtin import Defaulter, builtin_types
-    from pycontroller.testing.apiserver.gc import GarbageCollector
-    from pycontroller.testing.apiserver.registry import Registry
-    from pycontroller.testing.apiserver.rest import REST, WriteOptions
-    from pycontroller.testing.apiserver.storage import Storage
+    from pycontroller.testing.apiserver.registry.gc import GarbageCollector
+    from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+    from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
+    from pycontroller.testing.apiserver.registry.storage import Storage
+    from pycontroller.testing.apiserver.schema.builtin import Defaulter, builtin_types
 
     rest = REST(Storage(), Registry(builtin_types()), Defaulter())
     cms, nss = rest.registry.get("", "v1", "configmaps"), rest.registry.get("", "v1", "namespaces")

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import pytest
 
-from pycontroller.testing.apiserver.names import generate_name, validate_name
-from pycontroller.testing.apiserver.patch import (
+from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+from pycontroller.testing.apiserver.registry.names import generate_name, validate_name
+from pycontroller.testing.apiserver.registry.patch import (
     apply_patch,
     json_merge_patch,
     json_patch,
     strategic_merge_patch,
 )
-from pycontroller.testing.apiserver.registry import Registry
-from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.selectors import (
+from pycontroller.testing.apiserver.registry.selectors import (
     Selector,
     parse_field_selector,
     parse_label,
 )
+from pycontroller.testing.apiserver.registry.storage import Storage
+from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError
-from pycontroller.testing.apiserver.storage import Storage
 
 
 def test_json_merge_patch_rfc7386() -> None:

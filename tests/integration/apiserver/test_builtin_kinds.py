@@ -12,8 +12,8 @@ import pytest
 from support.http import call, request
 
 from pycontroller.testing import APIServer, wait_for
-from pycontroller.testing.apiserver import definitions
-from pycontroller.testing.apiserver.kinds import BUILTIN_KINDS
+from pycontroller.testing.apiserver.schema import definitions
+from pycontroller.testing.apiserver.schema.kinds import BUILTIN_KINDS
 
 POD_SPEC = {"containers": [{"name": "c", "image": "busybox:1.36"}]}
 TEMPLATE = {"metadata": {"labels": {"app": "a"}}, "spec": POD_SPEC}

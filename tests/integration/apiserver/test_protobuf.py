@@ -29,12 +29,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from pycontroller.testing import APIServer
-from pycontroller.testing.apiserver import protobuf
 from pycontroller.testing.apiserver._proto.k8s_io.api.apps.v1 import generated_pb2 as apps
 from pycontroller.testing.apiserver._proto.k8s_io.api.core.v1 import generated_pb2 as core
 from pycontroller.testing.apiserver._proto.k8s_io.apimachinery.pkg.runtime import (
     generated_pb2 as runtime,
 )
+from pycontroller.testing.apiserver.http import protobuf
 
 PB = "application/vnd.kubernetes.protobuf"
 CM = "/api/v1/namespaces/default/configmaps"

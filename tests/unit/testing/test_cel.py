@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pycontroller.testing.apiserver.cel import CELError, evaluate
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema import validate_custom_object
+from pycontroller.testing.apiserver.schema.cel import CELError, evaluate
+from pycontroller.testing.apiserver.schema.structural import validate_custom_object
 
 SELF = {
     "metadata": {"name": "abc"},

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
-from pycontroller.testing.apiserver.crd import (
+from pycontroller.testing.apiserver.schema.crd import (
     crd_to_resource_types,
     default_crd,
     established_status,
     validate_crd,
 )
-from pycontroller.testing.apiserver.schema import unknown_fields, validate_custom_object
+from pycontroller.testing.apiserver.schema.structural import unknown_fields, validate_custom_object
 
 
 def make_crd() -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pycontroller.testing.apiserver.discovery import (
+from pycontroller.testing.apiserver.http.discovery import (
     AGGREGATED_V2_CONTENT_TYPE,
     discovery_response,
     version_info,

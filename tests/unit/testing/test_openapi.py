@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from pycontroller.testing.apiserver.openapi import definition_name, openapi_response
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema.openapi import definition_name, openapi_response
 
 WIDGET_SCHEMA = {
     "type": "object",

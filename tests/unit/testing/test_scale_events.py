@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from pycontroller.testing.apiserver.builtin import BUILTIN_TYPES
-from pycontroller.testing.apiserver.events import (
+from pycontroller.testing.apiserver.registry.events import (
     core_to_events,
     events_field_selector,
     events_to_core,
 )
-from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.scale import (
+from pycontroller.testing.apiserver.registry.scale import (
     apply_replicas,
     format_label_selector,
     scale_paths,
     to_scale,
 )
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema.builtin import BUILTIN_TYPES
 
 DEPLOY = next(rt for rt in BUILTIN_TYPES if rt.kind == "Deployment")
 

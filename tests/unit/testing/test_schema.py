@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema import (
+from pycontroller.testing.apiserver.schema.structural import (
     field_path,
     go_value,
     unknown_fields,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pycontroller.testing.apiserver.schema import _FORMAT_CHECKER
+from pycontroller.testing.apiserver.schema.structural import _FORMAT_CHECKER
 
 CASES = {
     "date-time": ("2024-01-02T03:04:05Z", "2024-01-02 nope"),

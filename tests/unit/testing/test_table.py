@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.table import (
+from pycontroller.testing.apiserver.http.table import (
     JSONPathError,
     human_duration,
     jsonpath_find,
     to_table,
 )
+from pycontroller.testing.apiserver.resource_types import ResourceType
 
 READY_PATH = '.status.conditions[?(@.type=="Reconciled")].status'
 COLUMNS = (

@@ -22,8 +22,8 @@ import time
 from typing import Any
 
 from pycontroller._time import format_rfc3339
+from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.status import StatusError
 
 __all__ = ["InternalClient", "controller_ref", "meta", "owner_uid"]

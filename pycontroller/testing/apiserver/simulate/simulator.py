@@ -22,16 +22,16 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
-from pycontroller.testing.apiserver.registry import Registry
+from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+from pycontroller.testing.apiserver.registry.rest import REST
+from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import REST
 from pycontroller.testing.apiserver.simulate.client import InternalClient
 from pycontroller.testing.apiserver.simulate.deployment import DeploymentController
 from pycontroller.testing.apiserver.simulate.endpoints import EndpointsController
 from pycontroller.testing.apiserver.simulate.endpointslice import EndpointSliceController
 from pycontroller.testing.apiserver.simulate.kubelet import Kubelet
 from pycontroller.testing.apiserver.simulate.replicaset import ReplicaSetController
-from pycontroller.testing.apiserver.storage import Event
 
 __all__ = ["SIMULATIONS", "Simulator", "ensure_types"]
 

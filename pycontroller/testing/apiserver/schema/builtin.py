@@ -22,10 +22,10 @@ import copy
 import threading
 from typing import Any
 
-from pycontroller.testing.apiserver import defaults as defaults_mod
-from pycontroller.testing.apiserver import kinds as _kinds
-from pycontroller.testing.apiserver import validation as validation_mod
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import defaults as defaults_mod
+from pycontroller.testing.apiserver.schema import kinds as _kinds
+from pycontroller.testing.apiserver.schema import validation as validation_mod
 
 __all__ = ["BUILTIN_TYPES", "MAX_SECRET_SIZE", "Defaulter", "builtin_types", "tracks_generation"]
 

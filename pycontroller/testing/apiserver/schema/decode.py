@@ -33,8 +33,13 @@ import logging
 import re
 from typing import Any
 
-from pycontroller.testing.apiserver.definitions import REF_PREFIX, by_gvk, definitions, ref_name
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema.definitions import (
+    REF_PREFIX,
+    by_gvk,
+    definitions,
+    ref_name,
+)
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
 __all__ = [

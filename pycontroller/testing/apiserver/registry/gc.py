@@ -54,8 +54,8 @@ import threading
 import time
 from typing import Any
 
-from pycontroller.testing.apiserver.rest import FOREGROUND, ORPHAN, REST, now_rfc3339
-from pycontroller.testing.apiserver.storage import Event
+from pycontroller.testing.apiserver.registry.rest import FOREGROUND, ORPHAN, REST, now_rfc3339
+from pycontroller.testing.apiserver.registry.storage import Event
 
 __all__ = ["GarbageCollector"]
 

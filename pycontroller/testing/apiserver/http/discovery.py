@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from pycontroller import _json
+from pycontroller.testing.apiserver.registry.scale import SCALE_GVK, scale_paths
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.scale import SCALE_GVK, scale_paths
 
 logger = logging.getLogger(__name__)
 

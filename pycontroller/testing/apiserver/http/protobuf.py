@@ -52,7 +52,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from pycontroller.testing.apiserver._proto import gotypes
-from pycontroller.testing.apiserver.negotiation import media_ranges
+from pycontroller.testing.apiserver.http.negotiation import media_ranges
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
 __all__ = [

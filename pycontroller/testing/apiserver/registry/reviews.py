@@ -22,9 +22,9 @@ import time
 from typing import Any
 
 from pycontroller._time import format_rfc3339
-from pycontroller.testing.apiserver import auth
+from pycontroller.testing.apiserver.http import auth
+from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.status import (
     bad_request,
     conflict,

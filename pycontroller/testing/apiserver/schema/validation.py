@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pycontroller.testing.apiserver.names import validate_name
+from pycontroller.testing.apiserver.registry.names import validate_name
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
 __all__ = ["causes", "port_name_errors"]

@@ -27,20 +27,16 @@ from typing import Any
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
-from pycontroller.testing.apiserver import builtin, fieldmanager
-from pycontroller.testing.apiserver import crd as crd_mod
-from pycontroller.testing.apiserver import decode as decode_mod
-from pycontroller.testing.apiserver import events as events_mod
-from pycontroller.testing.apiserver import scale as scale_mod
-from pycontroller.testing.apiserver import schema as schema_mod
-from pycontroller.testing.apiserver.builtin import Defaulter
-from pycontroller.testing.apiserver.names import (
+from pycontroller.testing.apiserver.registry import events as events_mod
+from pycontroller.testing.apiserver.registry import scale as scale_mod
+from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+from pycontroller.testing.apiserver.registry.names import (
     generate_name,
     label_value_errors,
     qualified_name_errors,
     validate_name,
 )
-from pycontroller.testing.apiserver.patch import (
+from pycontroller.testing.apiserver.registry.patch import (
     APPLY,
     JSON_PATCH,
     MERGE_PATCH,
@@ -51,9 +47,14 @@ from pycontroller.testing.apiserver.patch import (
     json_patch,
     strategic_merge_patch,
 )
-from pycontroller.testing.apiserver.registry import Registry
+from pycontroller.testing.apiserver.registry.selectors import Selector
+from pycontroller.testing.apiserver.registry.storage import Storage
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.selectors import Selector
+from pycontroller.testing.apiserver.schema import builtin, fieldmanager
+from pycontroller.testing.apiserver.schema import crd as crd_mod
+from pycontroller.testing.apiserver.schema import decode as decode_mod
+from pycontroller.testing.apiserver.schema import structural as schema_mod
+from pycontroller.testing.apiserver.schema.builtin import Defaulter
 from pycontroller.testing.apiserver.status import (
     StatusError,
     already_exists,
@@ -68,7 +69,6 @@ from pycontroller.testing.apiserver.status import (
     unknown_error,
     unsupported_media_type,
 )
-from pycontroller.testing.apiserver.storage import Storage
 
 __all__ = ["REST", "WriteOptions", "now_rfc3339", "parse_resource_version"]
 

@@ -43,7 +43,7 @@ from typing import Any
 
 from pycontroller._time import format_rfc3339
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema import go_value
+from pycontroller.testing.apiserver.schema.structural import go_value
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from typing import Any
 from pycontroller._time import format_rfc3339
 from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema import field_path, go_value, validate_value
+from pycontroller.testing.apiserver.schema.structural import field_path, go_value, validate_value
 
 logger = logging.getLogger(__name__)
 

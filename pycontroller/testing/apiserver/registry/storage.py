@@ -30,8 +30,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from pycontroller.testing.apiserver.registry.watch import Event, RKey, Watcher
 from pycontroller.testing.apiserver.status import expired
-from pycontroller.testing.apiserver.watch import Event, RKey, Watcher
 
 __all__ = ["Event", "Storage"]
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pycontroller import _json
-from pycontroller.testing.apiserver.selectors import Selector
+from pycontroller.testing.apiserver.registry.selectors import Selector
 
 if TYPE_CHECKING:
-    from pycontroller.testing.apiserver.faults import Faults
+    from pycontroller.testing.apiserver.http.faults import Faults
 
 __all__ = ["INITIAL_EVENTS_END", "Event", "WatchItem", "Watcher"]
 

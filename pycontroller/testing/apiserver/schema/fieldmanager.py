@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pycontroller._time import format_rfc3339
-from pycontroller.testing.apiserver.fieldpath import FieldSet, Path, format_path
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema.fieldpath import FieldSet, Path, format_path
+from pycontroller.testing.apiserver.schema.structured_merge import Schema
+from pycontroller.testing.apiserver.schema.typeconverter import schema_for
 from pycontroller.testing.apiserver.status import StatusError, bad_request
-from pycontroller.testing.apiserver.structured_merge import Schema
-from pycontroller.testing.apiserver.typeconverter import schema_for
 
 if TYPE_CHECKING:
-    from pycontroller.testing.apiserver.rest import WriteOptions
+    from pycontroller.testing.apiserver.registry.rest import WriteOptions
 
 __all__ = [
     "APPLY",

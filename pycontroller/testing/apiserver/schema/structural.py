@@ -54,8 +54,8 @@ import jsonschema
 import jsonschema.validators
 
 from pycontroller.labels import is_dns1123_subdomain
-from pycontroller.testing.apiserver import cel
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import cel
 
 logger = logging.getLogger(__name__)
 

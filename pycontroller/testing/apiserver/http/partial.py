@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pycontroller.testing.apiserver.negotiation import media_ranges
+from pycontroller.testing.apiserver.http.negotiation import media_ranges
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError
 

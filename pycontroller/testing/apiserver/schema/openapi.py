@@ -46,13 +46,14 @@ import threading
 from typing import Any
 
 from pycontroller import _json
-from pycontroller.testing.apiserver import definitions
-from pycontroller.testing.apiserver.discovery import (
+from pycontroller.testing.apiserver.http.discovery import (
     RegistryView,
     not_found_status,
     version_priority_key,
 )
-from pycontroller.testing.apiserver.openapi_builtin import (
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import definitions
+from pycontroller.testing.apiserver.schema.openapi_builtin import (
     LIST_META,
     META_V1,
     OBJECT_META,
@@ -60,7 +61,6 @@ from pycontroller.testing.apiserver.openapi_builtin import (
     kind_schemas,
     meta_schemas,
 )
-from pycontroller.testing.apiserver.resource_types import ResourceType
 
 logger = logging.getLogger(__name__)
 

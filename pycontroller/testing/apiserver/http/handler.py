@@ -37,25 +37,28 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
-from pycontroller.testing.apiserver import listoptions, partial, protobuf, reviews
-from pycontroller.testing.apiserver.auth import authorize_request
-from pycontroller.testing.apiserver.decode import check_unknown_fields, decode_body
-from pycontroller.testing.apiserver.discovery import discovery_response, version_info
-from pycontroller.testing.apiserver.events import events_field_selector
-from pycontroller.testing.apiserver.openapi import openapi_response
-from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.rest import (
+from pycontroller.testing.apiserver.http import partial, protobuf
+from pycontroller.testing.apiserver.http.auth import authorize_request
+from pycontroller.testing.apiserver.http.discovery import discovery_response, version_info
+from pycontroller.testing.apiserver.http.table import to_table
+from pycontroller.testing.apiserver.registry import listoptions, reviews
+from pycontroller.testing.apiserver.registry.events import events_field_selector
+from pycontroller.testing.apiserver.registry.rest import (
     DeleteOptions,
     WriteOptions,
     parse_resource_version,
     rkey,
 )
-from pycontroller.testing.apiserver.scale import scale_paths
-from pycontroller.testing.apiserver.selectors import (
+from pycontroller.testing.apiserver.registry.scale import scale_paths
+from pycontroller.testing.apiserver.registry.selectors import (
     Selector,
     parse_field_selector,
     parse_label,
 )
+from pycontroller.testing.apiserver.registry.watch import INITIAL_EVENTS_END, Watcher
+from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema.decode import check_unknown_fields, decode_body
+from pycontroller.testing.apiserver.schema.openapi import openapi_response
 from pycontroller.testing.apiserver.status import (
     StatusError,
     bad_request,
@@ -63,8 +66,6 @@ from pycontroller.testing.apiserver.status import (
     method_not_allowed,
     request_entity_too_large,
 )
-from pycontroller.testing.apiserver.table import to_table
-from pycontroller.testing.apiserver.watch import INITIAL_EVENTS_END, Watcher
 
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.server import APIServer
@@ -257,7 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
                         pass
                     return bytes(out)
                 if len(out) + size > limit:
-                    self.close_connection = True
+                    self._discard_chunks(size, len(out))
                     raise request_entity_too_large(limit)
                 out += self.rfile.read(size)
                 self.rfile.readline()
@@ -270,6 +271,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._discard(length)
             raise request_entity_too_large(limit)
         return self.rfile.read(length) if length > 0 else b""
+
+    def _discard_chunks(self, size: int, seen: int) -> None:
+        """``_discard`` for a chunked body: drop the rest (from a chunk of ``size``
+        bytes, ``seen`` read before it) up to ``_DRAIN_MAX`` in all, then close."""
+        self.close_connection = True
+        while size > 0 and seen + size <= _DRAIN_MAX:
+            if len(self.rfile.read(size)) < size:
+                return
+            seen += size
+            self.rfile.readline()
+            try:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            except ValueError:
+                return
+        if size == 0:
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass
 
     def _discard(self, length: int) -> None:
         """Drop an oversized body unread into memory, so the client, which may

@@ -20,8 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pycontroller.testing.apiserver import definitions
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import definitions
 
 __all__ = ["apply", "strategy_defaults"]
 

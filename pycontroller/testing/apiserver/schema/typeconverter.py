@@ -22,9 +22,9 @@ import threading
 from importlib import resources
 from typing import Any
 
-from pycontroller.testing.apiserver.openapi_builtin import OBJECT_META, common_schemas
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.structured_merge import Schema
+from pycontroller.testing.apiserver.schema.openapi_builtin import OBJECT_META, common_schemas
+from pycontroller.testing.apiserver.schema.structured_merge import Schema
 
 __all__ = ["schema_for"]
 

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from pycontroller.testing.apiserver.fieldpath import (
+from pycontroller.testing.apiserver.schema.fieldpath import (
     FieldSet,
     Path,
     PathElement,

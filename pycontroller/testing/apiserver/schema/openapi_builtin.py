@@ -25,8 +25,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pycontroller.testing.apiserver import definitions
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import definitions
 
 logger = logging.getLogger(__name__)
 
