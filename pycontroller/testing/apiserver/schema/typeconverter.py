@@ -4,25 +4,24 @@
   typed as ``ObjectMeta`` (as kube does: a CRD's schema may not describe
   metadata beyond name and generateName), so ``finalizers`` merge as a set and
   ``ownerReferences`` by ``uid``.
-- Built-in kinds: their definitions from the Kubernetes OpenAPI shipped by the
-  ``kubernetes-validate`` package (the newest version it carries). Its list
+- Built-in kinds: their definitions of the pinned Kubernetes version
+  (``definitions.py``, the same ones the rest of the server reads). Their list
   types, map keys and patch merge keys are kube's own: a Deployment's
   containers merge by ``name``, their ports by ``containerPort`` and
-  ``protocol``. Without that package, built-in objects are typed by deduction
-  alone (lists atomic), and a warning is logged once.
+  ``protocol``. Without the definitions, built-in objects are typed by
+  deduction alone (lists atomic), and a warning is logged once.
 
 Schemas are built once per kind (and per CRD schema object) and shared.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-from importlib import resources
 from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import definitions
 from pycontroller.testing.apiserver.schema.openapi_builtin import OBJECT_META, common_schemas
 from pycontroller.testing.apiserver.schema.structured_merge import Schema
 
@@ -35,33 +34,11 @@ _builtin: dict[tuple[str, str, str], Schema] | None = None
 _crd_cache: dict[int, tuple[Any, Schema]] = {}
 
 
-def _definitions_file() -> Any:
-    base = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
-    versions = [
-        p.name
-        for p in base.iterdir()
-        if p.name.startswith("v") and p.name.endswith("-local") and p.is_dir()
-    ]
-    if not versions:
-        raise FileNotFoundError("kubernetes-validate ships no schemas")
-
-    def version_key(name: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in name[1:].split("-")[0].split(".") if x.isdigit())
-
-    return base.joinpath(max(versions, key=version_key)).joinpath("_definitions.json")
-
-
 def _load_builtin() -> dict[tuple[str, str, str], Schema]:
-    try:
-        doc = json.loads(_definitions_file().read_text(encoding="utf-8"))
-    except (ImportError, OSError, ValueError) as err:
-        logger.warning(
-            "kubernetes-validate is not installed (%s): server-side apply merges built-in "
-            "lists as atomic",
-            err,
-        )
+    defs = definitions.definitions()
+    if not defs:
+        logger.warning("no built-in definitions: server-side apply merges built-in lists as atomic")
         return {}
-    defs: dict[str, Any] = doc.get("$defs") or doc.get("definitions") or {}
     out: dict[tuple[str, str, str], Schema] = {}
     for node in defs.values():
         for gvk in node.get("x-kubernetes-group-version-kind") or ():
