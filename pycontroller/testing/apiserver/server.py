@@ -29,6 +29,11 @@ from pycontroller.testing.apiserver.http.auth import Authenticator, make_authori
 from pycontroller.testing.apiserver.http.faults import Faults
 from pycontroller.testing.apiserver.registry.gc import GarbageCollector
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+from pycontroller.testing.apiserver.registry.rbac_bootstrap import (
+    ClusterRoleAggregator,
+    bootstrap_cluster_role_bindings,
+    bootstrap_cluster_roles,
+)
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
 from pycontroller.testing.apiserver.registry.storage import Storage
 from pycontroller.testing.apiserver.registry.watch import Watcher
@@ -187,8 +192,26 @@ class APIServer:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                 WriteOptions(),
             )
+        self._bootstrap_rbac()
         # After the initial namespaces: a simulation writes nothing until start().
         self.simulator = Simulator(self.rest, simulate)
+
+    def _bootstrap_rbac(self) -> None:
+        """The default ClusterRoles and bindings (``rbac_bootstrap.py``), with
+        ``admin``/``edit``/``view`` already aggregated, as a cluster has them."""
+        roles = self.registry.get("rbac.authorization.k8s.io", "v1", "clusterroles")
+        bindings = self.registry.get("rbac.authorization.k8s.io", "v1", "clusterrolebindings")
+        self.rbac_aggregator = ClusterRoleAggregator(self.rest)
+        if roles is None or bindings is None:
+            return
+        opts = WriteOptions(field_manager="kube-apiserver", user_agent="kube-apiserver")
+        for role in bootstrap_cluster_roles():
+            self.rest.create(roles, None, role, opts)
+        for binding in bootstrap_cluster_role_bindings():
+            self.rest.create(bindings, None, binding, opts)
+        for _ in range(5):  # admin aggregates edit, which aggregates view
+            if not self.rbac_aggregator.sync_once():
+                break
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -215,6 +238,7 @@ class APIServer:
             )
             self._thread.start()
             self.gc.start()
+            self.rbac_aggregator.start()
             self.simulator.start()
             logger.info("embedded API server listening on %s", self.url)
             return self
@@ -236,6 +260,7 @@ class APIServer:
             self._httpd = None
             self._thread = None
             self.gc.stop()
+            self.rbac_aggregator.stop()
             self.simulator.stop()
 
     def __enter__(self) -> APIServer:

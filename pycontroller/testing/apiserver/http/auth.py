@@ -278,25 +278,6 @@ class ObjectSource(Protocol):
 
 _RBAC = "rbac.authorization.k8s.io"
 
-# kube's bootstrap policy for every authenticated user (system:discovery,
-# system:basic-user, system:public-info-viewer).
-_BOOTSTRAP_RULES: tuple[dict[str, Any], ...] = (
-    {
-        "verbs": ["get"],
-        "nonResourceURLs": [
-            "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz",
-            "/openapi", "/openapi/*", "/version", "/version/",
-        ],
-    },
-    {
-        "verbs": ["create"],
-        "apiGroups": ["authorization.k8s.io"],
-        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-    },
-    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
-     "resources": ["selfsubjectreviews"]},
-)  # fmt: skip
-
 
 def _has(values: Any, want: str) -> bool:
     return isinstance(values, list) and ("*" in values or want in values)
@@ -363,8 +344,6 @@ class RBACAuthorizer:
 
     def _visit(self, user: UserInfo, namespace: str) -> Iterable[tuple[str, dict[str, Any]]]:
         """(describing source, rule) for every rule ``user`` holds in ``namespace``."""
-        for rule in _BOOTSTRAP_RULES:
-            yield "bootstrap policy", rule
         for b in self.objects.items((_RBAC, "clusterrolebindings")):
             if any(
                 isinstance(s, dict) and _subject_matches(s, user, "")
