@@ -290,6 +290,59 @@ def test_selectors_and_immutable_fields(apiserver: APIServer) -> None:
     assert st["details"]["causes"][0]["message"].endswith("field is immutable")
 
 
+def test_suspended_job_never_started_may_change_scheduling_only(apiserver: APIServer) -> None:
+    """kube's validatePodTemplateUpdate: while a Job is suspended and has no
+    startTime, its template's node affinity, node selector, tolerations,
+    scheduling gates, labels and annotations may change (Kueue relies on
+    it); the containers may not, and nothing may once the Job started."""
+    jobs = "/apis/batch/v1/namespaces/default/jobs"
+    body = copy.deepcopy(SAMPLES["Job"])
+    body["spec"]["suspend"] = True
+    code, job = request(apiserver, "POST", jobs, {"metadata": {"name": "s"}, **body})
+    assert code == 201, job
+    tpl = job["spec"]["template"]
+    tpl["spec"]["nodeSelector"] = {"pool": "gpu"}
+    tpl["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    tpl["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+    tpl["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "zone", "operator": "In", "values": ["a"]}]}]}}}  # fmt: skip
+    tpl["metadata"].setdefault("labels", {})["queue"] = "q1"
+    tpl["metadata"]["annotations"] = {"note": "x"}
+    code, job = request(apiserver, "PUT", f"{jobs}/s", job)
+    assert code == 200, job
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "gpu"}
+    # Pod affinity is not a scheduling directive kube lets through.
+    tpl = job["spec"]["template"]
+    tpl["spec"]["affinity"]["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"a": "b"}}, "topologyKey": "zone"}]}  # fmt: skip
+    st = _invalid(apiserver, f"{jobs}/s", job, "PUT")
+    assert st["details"]["causes"][0]["field"] == "spec.template"
+    _, job = request(apiserver, "GET", f"{jobs}/s")
+    job["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+    st = _invalid(apiserver, f"{jobs}/s", job, "PUT")
+    assert st["details"]["causes"] == [{
+        "reason": "FieldValueInvalid", "field": "spec.template",
+        "message": "Invalid value: core.PodTemplateSpec{...}: field is immutable"}]  # fmt: skip
+    # Once started (status.startTime set), the template is frozen even if
+    # suspended again.
+    _, job = request(apiserver, "GET", f"{jobs}/s")
+    job["status"] = {"startTime": "2026-01-01T00:00:00Z"}
+    code, job = request(apiserver, "PUT", f"{jobs}/s/status", job)
+    assert code == 200, job
+    job["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "cpu"}
+    st = _invalid(apiserver, f"{jobs}/s", job, "PUT")
+    assert st["details"]["causes"][0]["field"] == "spec.template"
+    # completionMode is immutable whatever the state.
+    _, job = request(apiserver, "GET", f"{jobs}/s")
+    job["spec"]["completionMode"] = "Indexed"
+    job["spec"]["completions"] = job["spec"].get("completions") or 1
+    st = _invalid(apiserver, f"{jobs}/s", job, "PUT")
+    assert {"reason": "FieldValueInvalid", "field": "spec.completionMode",
+            "message": 'Invalid value: "Indexed": field is immutable'
+            } in st["details"]["causes"]  # fmt: skip
+
+
 def test_table_columns_of_new_kinds(apiserver: APIServer) -> None:
     path = "/apis/apps/v1/namespaces/default/replicasets"
     request(apiserver, "POST", path, {"metadata": {"name": "r"}, **SAMPLES["ReplicaSet"]})

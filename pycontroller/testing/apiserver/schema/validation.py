@@ -13,10 +13,12 @@ controllers most often trip on), from ``pkg/apis/core/validation`` and
 - apps/v1 ReplicaSets, StatefulSets and DaemonSets (Deployments in
   ``builtin.py``): selector required, matching the template's labels,
   immutable;
-- Jobs: ``spec.selector`` and ``spec.template`` immutable (unless the Job
-  is suspended and never started, where kube allows scheduling changes: not
-  modelled, the template stays immutable); CronJob names at most 52
-  characters.
+- Jobs: ``spec.selector``, ``spec.template``, ``completionMode``,
+  ``podFailurePolicy``, ``backoffLimitPerIndex``, ``managedBy`` and
+  ``successPolicy`` immutable; a Job suspended and never started may change
+  its template's scheduling directives (node affinity, node selector,
+  tolerations, scheduling gates) and labels and annotations, as kube's
+  ``validatePodTemplateUpdate``; CronJob names at most 52 characters.
 
 ``causes(rt, obj, old)`` returns StatusCause dicts (reason, message, field).
 An immutable struct's value is printed as ``core.PodTemplateSpec{...}``, not
@@ -25,6 +27,8 @@ Go's full ``%#v`` dump.
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from typing import Any
 
@@ -257,6 +261,59 @@ def _selector_go(sel: dict[str, Any]) -> str:
     return f"v1.LabelSelector{{MatchLabels:{_go_map(match)}, MatchExpressions:{exprs}}}"
 
 
+# Job spec fields immutable after creation, besides selector and template
+# (``ValidateJobSpecUpdate``), with how kube prints the new value.
+_JOB_IMMUTABLE: tuple[tuple[str, str], ...] = (
+    ("completionMode", ""),
+    ("podFailurePolicy", "batch.PodFailurePolicy{...}"),
+    ("backoffLimitPerIndex", ""),
+    ("managedBy", ""),
+    ("successPolicy", "batch.SuccessPolicy{...}"),
+)
+
+
+def _go_value(value: Any, struct: str) -> str:
+    if value is None:
+        return "null"
+    if struct:
+        return struct
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def _job_template_for_compare(
+    template: Any, old_template: Any, mutable_scheduling: bool
+) -> tuple[Any, Any]:
+    """``validatePodTemplateUpdate``: a Job suspended and never started may
+    change its pod template's node affinity, node selector, tolerations,
+    scheduling gates, labels and annotations; the rest stays immutable. Returns
+    the two templates to compare, with the mutable parts equalised."""
+    if (
+        not mutable_scheduling
+        or not isinstance(template, dict)
+        or not isinstance(old_template, dict)
+    ):
+        return template, old_template
+    new, old = copy.deepcopy(template), copy.deepcopy(old_template)
+    new_meta, old_meta = new.setdefault("metadata", {}), old.setdefault("metadata", {})
+    for key in ("labels", "annotations"):
+        new_meta.pop(key, None)
+        old_meta.pop(key, None)
+    new_spec, old_spec = new.setdefault("spec", {}), old.setdefault("spec", {})
+    for key in ("nodeSelector", "tolerations", "schedulingGates"):
+        new_spec.pop(key, None)
+        old_spec.pop(key, None)
+    # Only nodeAffinity is free: pod (anti-)affinity must stay as it was.
+    for spec in (new_spec, old_spec):
+        affinity = spec.get("affinity")
+        if isinstance(affinity, dict):
+            rest = {k: v for k, v in affinity.items() if k != "nodeAffinity"}
+            if rest:
+                spec["affinity"] = rest
+            else:
+                spec.pop("affinity")
+    return new, old
+
+
 def _job_update_causes(obj: dict[str, Any], old: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
@@ -265,10 +322,21 @@ def _job_update_causes(obj: dict[str, Any], old: dict[str, Any]) -> list[dict[st
             _c("spec.selector", f"Invalid value: {_selector_go(spec.get('selector') or {})}: "
                "field is immutable")
         )  # fmt: skip
-    if spec.get("template") != old_spec.get("template"):
+    # The strategy's AllowMutableSchedulingDirectives: suspended and never started.
+    mutable_scheduling = old_spec.get("suspend") is True and not (old.get("status") or {}).get(
+        "startTime"
+    )
+    template, old_template = _job_template_for_compare(
+        spec.get("template"), old_spec.get("template"), mutable_scheduling
+    )
+    if template != old_template:
         out.append(
             _c("spec.template", "Invalid value: core.PodTemplateSpec{...}: field is immutable")
         )
+    for name, struct in _JOB_IMMUTABLE:
+        if spec.get(name) != old_spec.get(name):
+            value = _go_value(spec.get(name), struct)
+            out.append(_c(f"spec.{name}", f"Invalid value: {value}: field is immutable"))
     return out
 
 
