@@ -627,6 +627,10 @@ def _lb_addresses(obj: dict[str, Any]) -> str:
 
 
 def _hpa_targets(obj: dict[str, Any]) -> str:
+    cpu = _spec(obj).get("targetCPUUtilizationPercentage")  # autoscaling/v1
+    if cpu is not None:
+        current = _status(obj).get("currentCPUUtilizationPercentage")
+        return f"{'<unknown>' if current is None else f'{current}%'}/{cpu}%"
     metrics = _spec(obj).get("metrics") or []
     if not metrics:
         return "<none>"

@@ -27,7 +27,7 @@ from typing import Any
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
-from pycontroller.testing.apiserver.registry import events as events_mod
+from pycontroller.testing.apiserver.registry import conversion
 from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
 from pycontroller.testing.apiserver.registry.names import (
@@ -283,7 +283,7 @@ class REST:
         """``obj`` as served at ``rt``'s version (a shallow copy if apiVersion
         differs; converted when ``rt`` shares another type's storage)."""
         if rt.extra.get("stored_as") and obj.get("apiVersion") != rt.api_version:
-            return events_mod.core_to_events(obj)
+            return conversion.from_stored(rt, obj)
         if obj.get("apiVersion") != rt.api_version:
             obj = dict(obj)
             obj["apiVersion"] = rt.api_version
@@ -517,7 +517,7 @@ class REST:
         self._check_kind(rt, body)
         stored_rt = self._stored_type(rt)
         if stored_rt is not None:
-            created = self.create(stored_rt, ns, events_mod.events_to_core(body), opts)
+            created = self.create(stored_rt, ns, conversion.to_stored(rt, stored_rt, body), opts)
             return self.out(rt, created)
         # kind and apiVersion first, as kube serializes them.
         obj = {"kind": rt.kind, "apiVersion": rt.api_version, **copy.deepcopy(body)}
@@ -628,8 +628,8 @@ class REST:
         self._check_kind(rt, body)
         stored_rt = self._stored_type(rt)
         if stored_rt is not None:
-            core = events_mod.events_to_core(body)
-            updated = self.update(stored_rt, ns, name, core, opts, subresource=subresource)
+            stored = conversion.to_stored(rt, stored_rt, body)
+            updated = self.update(stored_rt, ns, name, stored, opts, subresource=subresource)
             return self.out(rt, updated)
         meta = body.get("metadata")
         if not isinstance(meta, dict):

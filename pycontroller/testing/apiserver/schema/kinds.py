@@ -218,6 +218,17 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
         ("MaxPods", "{.spec.maxReplicas|0}", "integer", 0),
         ("Replicas", "{.status.currentReplicas|0}", "integer", 0), _AGE,
     ]),
+    # Served at v1 too, stored as v2 (registry/hpa.py converts).
+    _k("autoscaling/v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler",
+       short=("hpa",), categories=_ALL, subresources=_S, name_rule="path",
+       stored_as=("autoscaling", "v2", "horizontalpodautoscalers"), columns=[
+        ("Reference", "{.spec.scaleTargetRef.kind|}/{.spec.scaleTargetRef.name|}", "string",
+         0),
+        ("Targets", "@hpa_targets", "string", 0),
+        ("MinPods", "{.spec.minReplicas|1}", "string", 0),
+        ("MaxPods", "{.spec.maxReplicas|0}", "integer", 0),
+        ("Replicas", "{.status.currentReplicas|0}", "integer", 0), _AGE,
+    ]),
     # --- storage.k8s.io/v1 -----------------------------------------------------
     _k("storage.k8s.io/v1", "storageclasses", "StorageClass", namespaced=False, short=("sc",),
        columns=[
@@ -293,7 +304,8 @@ def _resource_type(spec: KindSpec) -> ResourceType:
     extra: dict[str, Any] = {}
     if spec.stored_as:
         # (group, version, plural) of the type whose storage this one shares
-        # (events.k8s.io/v1 events are core/v1 events; see events.py).
+        # (events.k8s.io/v1 events are core/v1 events, autoscaling/v1 HPAs are
+        # stored as v2; see registry/conversion.py).
         extra["stored_as"] = spec.stored_as
     if spec.columns is not None:
         extra["columns"] = spec.columns
