@@ -185,3 +185,21 @@ def test_the_kubernetes_clients_v1_api_works(apiserver: APIServer) -> None:
     assert got.status.desired_replicas == 0
     listed = api.list_namespaced_horizontal_pod_autoscaler("default")
     assert [h.metadata.name for h in listed.items] == ["typed"]
+
+
+def test_v2_behavior_given_in_part_is_completed_as_kube_defaults_it(
+    apiserver: APIServer,
+) -> None:
+    _, v2 = _clients(apiserver)
+    created = v2.create(_v2_hpa(), namespace="default")
+    assert created["spec"]["behavior"] == {
+        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+        "scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max", "policies": [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+    }  # fmt: skip
+    body = _v2_hpa()
+    body["metadata"]["name"] = "plain"
+    del body["spec"]["behavior"]
+    assert "behavior" not in v2.create(body, namespace="default")["spec"]

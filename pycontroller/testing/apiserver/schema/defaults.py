@@ -146,6 +146,10 @@ def _network_policy_spec(spec: dict[str, Any]) -> None:
 
 
 def _hpa_spec(spec: dict[str, Any]) -> None:
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        behavior["scaleUp"] = _hpa_rules(behavior.get("scaleUp"), _SCALE_UP)
+        behavior["scaleDown"] = _hpa_rules(behavior.get("scaleDown"), _SCALE_DOWN)
     if not spec.get("metrics"):
         spec["metrics"] = [
             {
@@ -156,6 +160,36 @@ def _hpa_spec(spec: dict[str, Any]) -> None:
                 },
             }
         ]
+
+
+# autoscaling/v2 ``SetDefaults_HorizontalPodAutoscalerBehavior``: a behavior
+# given in part is completed from these rules, field by field.
+_SCALE_UP = {
+    "stabilizationWindowSeconds": 0,
+    "selectPolicy": "Max",
+    "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15},
+    ],
+}
+_SCALE_DOWN = {
+    "selectPolicy": "Max",
+    "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+}
+
+
+def _hpa_rules(given: Any, default: dict[str, Any]) -> dict[str, Any]:
+    """``copyHPAScalingRules``: each field given wins; the others are the default's."""
+    rules = dict(given) if isinstance(given, dict) else {}
+    out: dict[str, Any] = {}
+    for key in ("stabilizationWindowSeconds", "selectPolicy", "policies"):
+        value = rules.pop(key, None)
+        if value is None:
+            value = copy.deepcopy(default.get(key))
+        if value is not None:
+            out[key] = value
+    out.update(rules)
+    return out
 
 
 def _rc_spec(spec: dict[str, Any]) -> None:
