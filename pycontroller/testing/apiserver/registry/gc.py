@@ -54,6 +54,7 @@ import threading
 import time
 from typing import Any
 
+from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.rest import FOREGROUND, ORPHAN, REST, now_rfc3339
 from pycontroller.testing.apiserver.registry.storage import Event
 
@@ -131,7 +132,7 @@ def _owner_uids(meta: dict[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(uids)) if len(uids) > 1 else tuple(uids)
 
 
-class GarbageCollector:
+class GarbageCollector(BackgroundLoop):
     """See the module docstring. ``debounce``: how long the thread waits after
     being woken before a pass, to take a burst of commits in one; ``retry``:
     how long an item whose processing raised waits before it is tried again;
@@ -147,12 +148,9 @@ class GarbageCollector:
         batch_seconds: float = 0.02,
     ) -> None:
         self.rest = rest
-        self.debounce = debounce
+        super().__init__(debounce)
         self.retry = retry
         self.batch_seconds = batch_seconds
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         # Guards the index and the queues below. The listener runs in writers'
         # threads (with the storage lock held); the collector thread takes this
         # lock only briefly, never while it writes (its own writes re-enter the
@@ -261,33 +259,12 @@ class GarbageCollector:
 
     # --- thread ----------------------------------------------------------------------
 
-    def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._wake.set()  # whatever was queued while stopped
-        self._thread = threading.Thread(target=self._run, name="apiserver-gc", daemon=True)
-        self._thread.start()
+    thread_name = "apiserver-gc"
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        t = self._thread
-        if t is not None:
-            t.join(timeout=5)
-        self._thread = None
+    def run_pass(self, stop: threading.Event) -> None:
+        self._drain(stop)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self._timeout())
-            if self._stop.is_set():
-                return
-            if self._wake.is_set():
-                self._stop.wait(self.debounce)
-            self._wake.clear()
-            self._drain(self._stop)
-
-    def _timeout(self) -> float | None:
+    def next_timeout(self) -> float | None:
         with self._mu:
             if not self._retries:
                 return None

@@ -38,6 +38,7 @@ import threading
 from typing import Any
 
 from pycontroller.labels import selector_from_label_selector
+from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
 from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.status import StatusError
@@ -259,15 +260,12 @@ def aggregated_rules(role: dict[str, Any], roles: list[dict[str, Any]]) -> list[
     return out
 
 
-class ClusterRoleAggregator:
+class ClusterRoleAggregator(BackgroundLoop):
     """kube-controller-manager's ``clusterrole-aggregation`` controller."""
 
     def __init__(self, rest: REST, *, debounce: float = 0.01) -> None:
+        super().__init__(debounce)
         self.rest = rest
-        self.debounce = debounce
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         rest.storage.add_listener(self._on_event)
 
     def _on_event(self, ev: Event) -> None:
@@ -304,34 +302,9 @@ class ClusterRoleAggregator:
                 written += 1
         return written
 
-    def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._wake.set()
-        self._thread = threading.Thread(
-            target=self._run, name="apiserver-clusterrole-aggregation", daemon=True
-        )
-        self._thread.start()
+    thread_name = "apiserver-clusterrole-aggregation"
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        t = self._thread
-        if t is not None:
-            t.join(timeout=5)
-        self._thread = None
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait()
-            if self._stop.is_set():
-                return
-            self._stop.wait(self.debounce)
-            self._wake.clear()
-            try:
-                # A pass's own writes wake it again; the next pass finds the
-                # roles current and writes nothing, so this settles.
-                self.sync_once()
-            except Exception:  # keep aggregating; a bug here must not kill the thread
-                logger.exception("clusterrole aggregation pass failed")
+    def run_pass(self, stop: threading.Event) -> None:
+        # A pass's own writes wake it again; the next pass finds the roles
+        # current and writes nothing, so this settles.
+        self.sync_once()

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
+from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.rest import REST
 from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.resource_types import ResourceType
@@ -99,7 +100,7 @@ class _Component(Protocol):
     def sync(self, at: float) -> float | None: ...
 
 
-class Simulator:
+class Simulator(BackgroundLoop):
     """The simulated controllers and kubelet of one ``APIServer``.
 
     ``names``: a subset of ``SIMULATIONS``; empty means nothing runs and no
@@ -121,19 +122,16 @@ class Simulator:
                 f"unknown simulation(s) {', '.join(map(repr, unknown))}: "
                 f"choose from {', '.join(SIMULATIONS)}"
             )
+        super().__init__(debounce)
         self.names = wanted
         self.rest = rest
         self.period = period
-        self.debounce = debounce
         self._clients: list[InternalClient] = []
         self._components: list[_Component] = []
         self._endpoints: EndpointsController | None = None
         self._watched: frozenset[tuple[str, str]] = frozenset().union(
             *(_WATCHED[n] for n in wanted)
         )
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._next_at: float | None = None
         if not wanted:
             return
@@ -173,40 +171,20 @@ class Simulator:
             self._endpoints.service_deleted(ev.namespace, ev.name)
         self._wake.set()
 
+    thread_name = "apiserver-simulator"
+
     def start(self) -> None:
         """Run in a daemon thread (idempotent; a no-op with nothing enabled)."""
-        if not self._components or (self._thread is not None and self._thread.is_alive()):
-            return
-        self._stop.clear()
-        self._wake.set()  # catch up with whatever changed while stopped
-        self._thread = threading.Thread(target=self._run, name="apiserver-simulator", daemon=True)
-        self._thread.start()
+        if self._components:
+            super().start()
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        t = self._thread
-        if t is not None:
-            t.join(timeout=5)
-        self._thread = None
-
-    def _timeout(self) -> float:
+    def next_timeout(self) -> float:
         if self._next_at is None:
             return self.period
         return max(0.0, min(self.period, self._next_at - time.time()))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self._timeout())
-            if self._stop.is_set():
-                return
-            if self._wake.is_set():
-                self._stop.wait(self.debounce)
-            self._wake.clear()
-            try:
-                self.sync_once()
-            except Exception:  # keep simulating; a bug here must not kill the thread
-                logger.exception("simulator pass failed")
+    def run_pass(self, stop: threading.Event) -> None:
+        self.sync_once()
 
     def sync_once(self) -> int:
         """One pass of every enabled component; returns the writes it made."""
