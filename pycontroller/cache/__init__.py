@@ -40,7 +40,7 @@ from .store import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
-from .transforms import strip_managed_fields
+from .transforms import compact_metadata, strip_managed_fields
 
 # Plain sorted() order (pinned by tests/unit/test_public_api.py), not ruff's isort-style
 # order, which would put the NAMESPACE_INDEX constant first.
@@ -75,6 +75,7 @@ __all__ = [  # noqa: RUF022
     "SharedIndexInformer",
     "SharedInformerFactory",
     "Store",
+    "compact_metadata",
     "deep_copy",
     "deletion_handling_meta_namespace_key_func",
     "meta_namespace_index_func",

@@ -358,7 +358,14 @@ class DeltaFIFO:
         with self._lock:
             self._add_if_not_present_locked(key, list(deltas))
 
-    def replace(self, objs: Iterable[Any], resource_version: str = "") -> None:
+    @property
+    def transformer(self) -> TransformFunc | None:
+        """The transform applied to objects entering the queue (None: none)."""
+        return self._transformer
+
+    def replace(
+        self, objs: Iterable[Any], resource_version: str = "", *, transformed: bool = False
+    ) -> None:
         """Queue the result of a relist.
 
         Every listed object gets a ``Replaced`` delta (``Sync`` when
@@ -366,7 +373,8 @@ class DeltaFIFO:
         known but is absent from ``objs`` gets ``Deleted`` with a
         :class:`DeletedFinalStateUnknown` carrying the last object seen: the
         newest queued object, or else the known object. ``resource_version``
-        is ignored.
+        is ignored. ``transformed``: the caller already applied
+        ``transformer`` to ``objs`` (the reflector does, page by page).
         """
         action = DeltaType.REPLACED if self._emit_delta_type_replaced else DeltaType.SYNC
         objs = builtins.list(objs)
@@ -374,7 +382,7 @@ class DeltaFIFO:
         fast_key = _dict_key if self._dict_keys else _no_key
         key_of = self.key_of
         listed_keys = [fast_key(obj) or key_of(obj) for obj in objs]
-        if self._transformer is not None:
+        if self._transformer is not None and not transformed:
             transformer = self._transformer
             objs = [o if isinstance(o, DeletedFinalStateUnknown) else transformer(o) for o in objs]
         listed = set(listed_keys)

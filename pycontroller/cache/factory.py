@@ -34,6 +34,7 @@ from ..clock import REAL_CLOCK, Clock
 from .index import NAMESPACE_INDEX, IndexFunc, meta_namespace_index_func
 from .listwatch import ListWatch
 from .shared_informer import FifoKind, SharedIndexInformer, wait_for_cache_sync
+from .transforms import compact_metadata
 
 if TYPE_CHECKING:
     from .lister import Lister
@@ -108,7 +109,8 @@ class SharedInformerFactory:
         """The shared informer of ``group/version/plural`` (created on first request).
 
         ``metadata_only``: the resource's metadata-only informer instead (a
-        different informer, caching ``PartialObjectMetadata`` dicts).
+        different informer, caching ``PartialObjectMetadata`` dicts, compacted
+        by ``compact_metadata`` unless the factory has a ``transform``).
         ``indexers`` and ``resync_period`` only apply when the informer is
         created; add indexes to an existing one with ``add_indexers``.
         """
@@ -128,11 +130,14 @@ class SharedInformerFactory:
             )
             all_indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: meta_namespace_index_func}
             all_indexers.update(indexers or {})
+            transform = self.transform
+            if transform is None and metadata_only:
+                transform = compact_metadata
             informer = SharedIndexInformer(
                 lw,
                 self.resync_period if resync_period is None else resync_period,
                 all_indexers,
-                self.transform,
+                transform,
                 key,
                 clock=self._clock,
                 use_watch_list=self.use_watch_list,

@@ -159,7 +159,14 @@ class RealFIFO:
         key's deletion means, as with client-go's RealFIFO)."""
         self._event(_DELETED, obj)
 
-    def replace(self, objs: Iterable[Any], resource_version: str = "") -> None:
+    @property
+    def transformer(self) -> TransformFunc | None:
+        """The transform applied to objects entering the queue (None: none)."""
+        return self._transformer
+
+    def replace(
+        self, objs: Iterable[Any], resource_version: str = "", *, transformed: bool = False
+    ) -> None:
         """Queue a relist as one atomic unit.
 
         The unit holds, in this order: ``Deleted`` with a
@@ -168,7 +175,10 @@ class RealFIFO:
         (carrying the last object seen: the newest queued, else the known
         one); then ``Replaced`` (``Sync`` without ``emit_delta_type_replaced``)
         for every listed object, in list order. Nothing is queued when the
-        unit would be empty. ``resource_version`` is ignored.
+        unit would be empty. ``resource_version`` is ignored. ``transformed``:
+        the caller already applied ``transformer`` to ``objs`` (the reflector
+        does, page by page, so a list's discarded fields are freed as it
+        arrives).
         """
         action = DeltaType.REPLACED if self._emit_delta_type_replaced else DeltaType.SYNC
         objs = builtins.list(objs)
@@ -179,7 +189,7 @@ class RealFIFO:
             keys = [fast_key(obj) or key_of(obj) for obj in objs]
         else:
             keys = [key_of(obj) for obj in objs]
-        if self._transformer is not None:
+        if self._transformer is not None and not transformed:
             transformer = self._transformer
             objs = [o if isinstance(o, DeletedFinalStateUnknown) else transformer(o) for o in objs]
         listed = set(keys)

@@ -7,7 +7,11 @@ Protocol, following client-go 1.32:
    consistent read) if that RV turned out to be unavailable (410/Expired or
    "too large resource version" on the list: retried at once with ``""``).
    An expired ``continue`` token makes one unpaged list at the original RV.
-   Then ``store.replace(items, list_rv)``.
+   Then ``store.replace(items, list_rv)``. When the store is a queue with a
+   ``transformer``, the reflector applies it to each page as it arrives and
+   tells ``replace`` so (``transformed=True``): what a transform drops is
+   freed page by page instead of after the whole list (client-go transforms
+   in the queue, after the list); streamed lists likewise, per object.
 2. **Watch** from the last synced RV with ``allow_bookmarks=True`` and
    ``timeout_seconds`` random in [300, 600). Every event (bookmarks too)
    advances the last synced RV, so a watch that ends normally (server
@@ -503,10 +507,32 @@ class Reflector:
         if self._lists > 1:
             self._m_relists.inc()
         self._m_list_items.inc(len(items))
-        self.store.replace(items, list_rv)
+        self._replace(items, list_rv)
         self._set_last_sync_rv(list_rv)
         self._publish_rv(list_rv)
         logger.debug("%s: listed %d items at rv %s", self.name, len(items), list_rv)
+
+    def _early_transform(self) -> Callable[[Any], Any] | None:
+        """The store's transform when the reflector may apply it as a list
+        arrives (a queue with a ``transformer`` and ``replace(...,
+        transformed=True)``): each page's items, each streamed object, are
+        transformed at once, so whatever the transform drops is freed before
+        the next page is decoded and the process's peak memory follows the
+        cache, not the raw list."""
+        tf = getattr(self.store, "transformer", None)
+        return tf if callable(tf) else None
+
+    def _transform_page(self, items: list[Any]) -> list[Any]:
+        tf = self._early_transform()
+        if tf is None:
+            return items
+        return [tf(o) for o in items]
+
+    def _replace(self, items: list[Any], rv: str) -> None:
+        if self._early_transform() is not None:
+            self.store.replace(items, rv, transformed=True)  # type: ignore[call-arg]
+        else:
+            self.store.replace(items, rv)
 
     def _page_limit(self, rv: str) -> int | None:
         if self.page_size <= 0:
@@ -547,8 +573,9 @@ class Reflector:
                 )
                 page = self.lister_watcher.list(resource_version=rv, limit=None, continue_=None)
                 meta = page.get("metadata") or {}
-                return list(_page_items(page)), str(meta.get("resourceVersion") or "")
-            page_items = _page_items(page)
+                items = self._transform_page(list(_page_items(page)))
+                return items, str(meta.get("resourceVersion") or "")
+            page_items = self._transform_page(_page_items(page))
             meta = page.get("metadata") or {}
             token = meta.get("continue") or None
             if not paginated and token is None:
@@ -670,7 +697,7 @@ class Reflector:
             self._m_relists.inc()
         self._m_list_items.inc(len(objs))
         try:
-            self.store.replace(objs, list_rv)
+            self._replace(objs, list_rv)
         except BaseException:
             self._close_quietly(watch)
             raise
@@ -700,6 +727,7 @@ class Reflector:
         watchdog.start()
         # Keyed by namespace/name, in arrival order: what a temporary store holds.
         items: dict[tuple[Any, Any], Any] = {}
+        tf = self._early_transform()
         try:
             for event in watch:
                 self._watch_list_progress += 1
@@ -708,7 +736,9 @@ class Reflector:
                 if etype == "ADDED" and type(obj) is dict:
                     meta = obj.get("metadata")
                     if type(meta) is dict:  # the hot path: one per object
-                        items[(meta.get("namespace"), meta.get("name"))] = obj
+                        items[(meta.get("namespace"), meta.get("name"))] = (
+                            obj if tf is None else tf(obj)
+                        )
                         continue
                 if stop.is_set():
                     raise _StopRequested()
@@ -754,7 +784,7 @@ class Reflector:
                     )
                 key = (meta.get("namespace"), meta.get("name"))
                 if etype in ("ADDED", "MODIFIED"):
-                    items[key] = obj
+                    items[key] = obj if tf is None else tf(obj)
                 elif etype == "DELETED":
                     items.pop(key, None)
                 else:
@@ -826,7 +856,7 @@ class Reflector:
                     "%s: the consistency check's LIST failed, retrying: %s", self.name, err
                 )
                 self._clock.sleep(1.0, stop)
-        listed = _page_items(page)
+        listed = self._transform_page(_page_items(page))  # as the streamed objects were
 
         def by_uid(items: list[Any]) -> dict[Any, Any]:
             return {

@@ -66,6 +66,8 @@ CONTRACT: dict[str, list[str]] = {
         "wait_for_cache_sync",
         "Lister",
         "SharedInformerFactory",
+        "compact_metadata",
+        "strip_managed_fields",
     ],
     "pycontroller.testing": ["APIServer"],
     "pycontroller.predicates": [

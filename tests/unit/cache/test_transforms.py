@@ -1,8 +1,11 @@
-"""Ready-made informer transforms: strip_managed_fields, alone and on a SharedIndexInformer."""
+"""Ready-made informer transforms (strip_managed_fields, compact_metadata), alone and on a
+SharedIndexInformer, and the reflector applying a transform page by page."""
 
 from __future__ import annotations
 
 import copy
+import json
+import pickle
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +18,7 @@ from pycontroller.cache import (
     ListWatch,
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
+    compact_metadata,
     strip_managed_fields,
     wait_for_cache_sync,
 )
@@ -149,3 +153,138 @@ def test_as_informer_transform_nothing_cached_or_delivered_has_managed_fields() 
         assert inf.get_store().get_by_key("ns/a")["metadata"]["resourceVersion"] == "4"
     finally:
         stop.set()
+
+
+# --- compact_metadata -----------------------------------------------------------------
+
+
+def _pod_meta(i: int) -> dict[str, Any]:
+    """Decoded afresh each time, as from the wire: equal strings are distinct objects."""
+    return json.loads(json.dumps({
+        "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {
+            "name": f"web-{i}", "namespace": "prod", "uid": f"uid-{i}",
+            "resourceVersion": str(i), "generateName": "web-",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"app": "web", "pod-template-hash": "5d8f"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                 "name": "web-5d8f", "uid": "rs-uid", "controller": True}],
+            "managedFields": [{
+                "manager": "kube-controller-manager", "operation": "Update",
+                "apiVersion": "v1", "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                             "f:spec": {"f:containers": {'k:{"name":"web"}': {
+                                 ".": {}, "f:image": {}}}}},
+            }],
+        },
+    }))  # fmt: skip
+
+
+def _leaves(tree: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in tree.values():
+        if isinstance(v, dict) and v:
+            out.extend(_leaves(v))
+        else:
+            out.append(v)
+    return out
+
+
+def test_compact_metadata_keeps_content_and_shares_repeated_parts() -> None:
+    a, b = _pod_meta(1), _pod_meta(2)
+    before = copy.deepcopy(a)
+    assert compact_metadata(a) is a and compact_metadata(b) is b
+    assert a == before  # same content, same ==
+    assert json.dumps(a, sort_keys=True) == json.dumps(before, sort_keys=True)
+    am, bm = a["metadata"], b["metadata"]
+    assert am["namespace"] is bm["namespace"]
+    assert am["labels"]["pod-template-hash"] is bm["labels"]["pod-template-hash"]
+    assert am["ownerReferences"][0]["uid"] is bm["ownerReferences"][0]["uid"]
+    assert am["managedFields"][0]["manager"] is bm["managedFields"][0]["manager"]
+    leaves = _leaves(am["managedFields"][0]["fieldsV1"]) + _leaves(
+        bm["managedFields"][0]["fieldsV1"]
+    )
+    assert len(leaves) == 8 and len({id(x) for x in leaves}) == 1
+    assert compact_metadata(a) == before  # idempotent
+
+
+def test_shared_leaves_refuse_changes_and_copies_are_plain_dicts() -> None:
+    a = compact_metadata(_pod_meta(1))
+    leaf = a["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:containers"][
+        'k:{"name":"web"}'
+    ]["f:image"]
+    with pytest.raises(TypeError, match="read-only"):
+        leaf["x"] = 1
+    with pytest.raises(TypeError):
+        leaf.update({"x": 1})
+    assert leaf == {} and not leaf
+    copied = copy.deepcopy(a)
+    copied_leaf = copied["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"][
+        "f:containers"]['k:{"name":"web"}']["f:image"]  # fmt: skip
+    assert type(copied_leaf) is dict
+    copied_leaf["x"] = 1  # a deep copy is the caller's own
+    assert leaf == {}
+    assert type(pickle.loads(pickle.dumps(leaf))) is dict
+    orjson = pytest.importorskip("orjson")
+    assert orjson.loads(orjson.dumps(a)) == _pod_meta(1)
+
+
+@pytest.mark.parametrize(
+    "value", [None, "x", {}, {"metadata": None}, {"metadata": {"managedFields": None}}], ids=repr
+)
+def test_compact_metadata_passes_anything_else_through(value: Any) -> None:
+    before = copy.deepcopy(value)
+    assert compact_metadata(value) is value
+    assert value == before
+
+
+# --- the reflector applies the transform page by page ----------------------------------
+
+
+def test_transform_runs_once_per_object_page_by_page_before_the_next_page() -> None:
+    """Each page is transformed as it arrives (so what the transform drops is
+    freed before the next page is decoded), and never again by the queue."""
+    pages = {
+        None: page([managed("a", 1), managed("b", 2)], 5, cont="p2"),
+        "p2": page([managed("c", 3)], 5),
+    }
+    log: list[str] = []
+
+    def transform(o: Any) -> Any:
+        if isinstance(o, dict):
+            log.append(f"transform {o['metadata']['name']}")
+        return strip_managed_fields(o)
+
+    def lister(**opts: Any) -> dict[str, Any]:
+        log.append(f"list {opts.get('continue_')}")
+        return copy.deepcopy(pages[opts.get("continue_")])
+
+    lw = _LW(page([], 0))
+    stop = threading.Event()
+    try:
+        inf = SharedIndexInformer(ListWatch(lister, lw.watch), transform=transform,
+                                  use_watch_list=False)  # fmt: skip
+        inf.start(stop)
+        assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
+        assert log == ["list None", "transform a", "transform b", "list p2", "transform c"]
+        cached = inf.get_store().list()
+        assert sorted(o["metadata"]["name"] for o in cached) == ["a", "b", "c"]
+        assert all("managedFields" not in o["metadata"] for o in cached)
+    finally:
+        stop.set()
+
+
+def test_a_metadata_only_factory_informer_compacts_by_default() -> None:
+    from kubernetes.client import ApiClient
+
+    from pycontroller.cache import SharedInformerFactory
+
+    factory = SharedInformerFactory(ApiClient())
+    meta = factory.for_resource("", "v1", "pods", metadata_only=True)
+    full = factory.for_resource("", "v1", "pods")
+    assert meta._transform is compact_metadata
+    assert full._transform is None
+    custom = SharedInformerFactory(ApiClient(), transform=strip_managed_fields)
+    assert custom.for_resource("", "v1", "pods", metadata_only=True)._transform is (
+        strip_managed_fields
+    )
