@@ -13,7 +13,12 @@ and then answers one line of JSON per command read from stdin:
   without the WatchList feature, so clients list with pages);
 - ``reset_peak``: reset this process's peak RSS (``/proc/self/clear_refs``:
   ``5``), answer the current RSS;
-- ``peak``: answer the current and peak RSS (``VmRSS``, ``VmHWM``) in bytes.
+- ``peak``: answer the current and peak RSS (``VmRSS``, ``VmHWM``) in bytes;
+- ``trace_start`` / ``trace_peak``: trace Python allocations
+  (``tracemalloc``) from the first command to the second, which answers
+  ``traced_peak``: the most memory allocated at any moment in between, in
+  bytes. Unlike RSS, this is not hidden by the allocator's free space left
+  over from filling the server (RSS then hardly moves during a sync).
 
 Stops when stdin closes.
 """
@@ -26,6 +31,7 @@ import gc
 import json
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +91,12 @@ def main() -> None:
             gc.collect()
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
+        elif cmd[:1] == ["trace_start"]:
+            gc.collect()
+            tracemalloc.start()
+        elif cmd[:1] == ["trace_peak"]:
+            _, answer["traced_peak"] = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
         answer.update(memory())
         print(json.dumps(answer), flush=True)
     server.stop()

@@ -190,8 +190,9 @@ def apiserver_section(api: dict[str, Any] | None, out: list[str]) -> None:
     out.append(
         f"Embedded APIServer in its own process with {wl['pods']:,} Pods; a pycontroller "
         "informer syncs with the server's WatchList off (paged, 500 per page) and on "
-        "(streaming). Server peak: `VmHWM` above the RSS just before the sync "
-        "(`clear_refs`).\n"
+        "(streaming). Server peak: the most Python memory the server had allocated at "
+        "once during a sync, above what it held before (`tracemalloc`, in a separate "
+        "traced round; RSS hardly moves, the fill's free space absorbs a sync).\n"
     )
     out.append("| list | client sync (median s) | server peak above baseline (median) |")
     out.append("|---|---|---|")
