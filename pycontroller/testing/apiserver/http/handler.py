@@ -318,6 +318,22 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _status_body(self, err: StatusError) -> tuple[bytes, str]:
+        """An error's Status as the client asked: protobuf when it prefers it
+        and the request is not for a custom resource (kube serves those only
+        as JSON or YAML, so their errors too), else JSON."""
+        if protobuf.prefers_protobuf(self.headers.get("Accept") or ""):
+            try:
+                r = route(self.server.app, urlsplit(self.path).path)
+            except StatusError:
+                r = None
+            if r is None or not r.rt.is_crd:
+                try:
+                    return protobuf.status_body(err.body), protobuf.MEDIA_TYPE
+                except protobuf.ProtobufError:
+                    logger.debug("Status not encodable as protobuf: %r", err.body)
+        return _json.dumps(err.body), JSON
+
     def _dispatch(self, method: str) -> None:
         app = self.server.app
         raw_path = self.path
@@ -344,7 +360,8 @@ class _Handler(BaseHTTPRequestHandler):
                 code = err.code
                 app.record(method, raw_path, code)
                 logged = True
-                self._send(err.code, _json.dumps(err.body), JSON, err.headers)
+                body, ctype = self._status_body(err)
+                self._send(err.code, body, ctype, err.headers)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
         except Exception as err:
@@ -689,6 +706,18 @@ class _Handler(BaseHTTPRequestHandler):
         elif rt.extra.get("stored_as"):
             # Another type's storage (events.k8s.io): convert each object.
             convert = lambda o: app.rest.out(rt, o)  # noqa: E731
+        # A protobuf stream for built-in kinds when the client prefers it
+        # (client-go's Accept for protobuf clients); custom resources, Tables
+        # and PartialObjectMetadata stay JSON, as kube serves them.
+        frame: Callable[..., bytes] | None = None
+        if (
+            table is None
+            and target is None
+            and not rt.is_crd
+            and protobuf.prefers_protobuf_watch(accept)
+            and protobuf.message_class(rt.api_version, rt.kind) is not None
+        ):
+            frame = protobuf.watch_frame
         sock = self.connection
 
         def abort() -> None:
@@ -697,19 +726,25 @@ class _Handler(BaseHTTPRequestHandler):
 
         watcher.on_abort = abort
         error_event: bytes | None = None
+
+        def error(status: dict[str, Any]) -> bytes:
+            if frame is not None:
+                return frame("ERROR", status, "v1", "Status")
+            return _json.dumps({"type": "ERROR", "object": status}) + b"\n"
+
         if too_large is not None:
-            error_event = _json.dumps({"type": "ERROR", "object": too_large.body}) + b"\n"
+            error_event = error(too_large.body)
         else:
             try:
                 app.storage.watch(watcher, since=since, initial=initial)
             except StatusError as err:
                 if err.code != 410:
                     raise
-                error_event = _json.dumps({"type": "ERROR", "object": err.body}) + b"\n"
+                error_event = error(err.body)
         # Headers: stream starts.
         app.record("GET", self.path, 200)
         self.send_response(200)
-        self.send_header("Content-Type", JSON)
+        self.send_header("Content-Type", protobuf.WATCH_MEDIA_TYPE if frame else JSON)
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
@@ -726,6 +761,7 @@ class _Handler(BaseHTTPRequestHandler):
                 bookmarks,
                 bookmark_type,
                 convert,
+                frame,
             )
         except Exception:
             # Headers are sent: no Status can follow. End the stream abruptly so
@@ -774,20 +810,16 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         initial_end: bool = False,
         type_meta: tuple[str, str] | None = None,
+        frame: Callable[..., bytes] | None = None,
     ) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if initial_end:
             meta["annotations"] = {listoptions.INITIAL_EVENTS_ANNOTATION: "true"}
         kind, api_version = type_meta or (rt.kind, rt.api_version)
-        return (
-            _json.dumps(
-                {
-                    "type": "BOOKMARK",
-                    "object": {"kind": kind, "apiVersion": api_version, "metadata": meta},
-                }
-            )
-            + b"\n"
-        )
+        obj = {"kind": kind, "apiVersion": api_version, "metadata": meta}
+        if frame is not None:
+            return frame("BOOKMARK", obj, api_version, kind)
+        return _json.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     def _stream(
         self,
@@ -797,6 +829,7 @@ class _Handler(BaseHTTPRequestHandler):
         bookmarks: bool,
         bookmark_type: tuple[str, str],
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        frame: Callable[..., bytes] | None = None,
     ) -> None:
         """Write queued events until timeout, close, drop or server stop.
 
@@ -804,8 +837,9 @@ class _Handler(BaseHTTPRequestHandler):
         ``as=Table`` watches); events are otherwise encoded once and shared.
         Events go out in chunks of at most 256 events or about
         ``_STREAM_CHUNK`` bytes, so streaming the initial state of a large
-        collection holds little more than one chunk at a time. The
-        ``INITIAL_EVENTS_END`` marker becomes the bookmark annotated
+        collection holds little more than one chunk at a time. ``frame``
+        (``protobuf.watch_frame``) encodes each event for a protobuf stream
+        instead of a JSON line. The ``INITIAL_EVENTS_END`` marker becomes the bookmark annotated
         ``k8s.io/initial-events-end`` at the resourceVersion of the initial
         state (``bookmark_type`` is its kind and apiVersion)."""
         app = self.server.app
@@ -840,7 +874,13 @@ class _Handler(BaseHTTPRequestHandler):
                                 watcher.initial_rv or 0,
                                 initial_end=True,
                                 type_meta=bookmark_type,
+                                frame=frame,
                             )
+                        elif frame is not None:
+                            obj = item.event.obj if item.event is not None else item.obj or {}
+                            if convert is not None:
+                                obj = convert(obj)
+                            buf += frame(item.type, obj, rt.api_version, rt.kind)
                         elif convert is not None:
                             obj = item.event.obj if item.event is not None else item.obj or {}
                             buf += _json.dumps({"type": item.type, "object": convert(obj)}) + b"\n"
@@ -864,7 +904,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if bookmarks and time.monotonic() >= next_bookmark:
                     rv = app.storage.bookmark_rv(watcher)
                     if rv is not None:
-                        self._chunk(self._bookmark(rt, rv, type_meta=bookmark_type))
+                        self._chunk(self._bookmark(rt, rv, type_meta=bookmark_type, frame=frame))
                         next_bookmark = time.monotonic() + interval
             self._chunk(b"")
         except OSError:

@@ -66,12 +66,16 @@ __all__ = [
     "is_protobuf",
     "message_class",
     "prefers_protobuf",
+    "prefers_protobuf_watch",
+    "status_body",
     "to_json",
+    "watch_frame",
 ]
 
 logger = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+WATCH_MEDIA_TYPE = MEDIA_TYPE + ";stream=watch"
 
 # runtime/serializer/protobuf: every body starts with these four bytes.
 MAGIC = b"k8s\x00"
@@ -539,6 +543,43 @@ def prefers_protobuf(accept: str) -> bool:
         if media in ("application/json", "application/yaml", "*/*", "application/*"):
             return False
     return False
+
+
+def prefers_protobuf_watch(accept: str) -> bool:
+    """``prefers_protobuf`` for a watch: ``stream=watch`` is allowed too."""
+    for media, params in media_ranges(accept):
+        if media == MEDIA_TYPE:
+            if not params or params == {"stream": "watch"}:
+                return True
+            continue
+        if media in ("application/json", "application/yaml", "*/*", "application/*"):
+            return False
+    return False
+
+
+def watch_frame(
+    event_type: str, obj: dict[str, Any], api_version: str = "", kind: str = ""
+) -> bytes:
+    """One event of a protobuf watch stream (``WATCH_MEDIA_TYPE``).
+
+    As kube-apiserver writes it: the stream serializer of the protobuf media
+    type is the *raw* one, so a frame is a 4-byte big-endian length followed
+    by a bare ``meta.v1.WatchEvent`` message (no ``k8s\x00``, no
+    ``runtime.Unknown``); the event's ``object.raw`` holds the object encoded
+    by the full serializer, envelope and all (``runtime/serializer``'s
+    ``LengthDelimitedFramer`` and ``protoRawSerializer``; apiserver's
+    ``watchEncoder``). Raises ``ProtobufError`` for an object the messages
+    cannot hold."""
+    event: Any = _class_of(f"{_META}.WatchEvent")()
+    event.type = event_type
+    event.object.raw = encode(obj, api_version, kind)
+    data: bytes = event.SerializeToString()
+    return len(data).to_bytes(4, "big") + data
+
+
+def status_body(status: dict[str, Any]) -> bytes:
+    """A ``Status`` (an error answer) as protobuf."""
+    return encode(status, "v1", "Status")
 
 
 def _envelope(body: bytes) -> Any:
