@@ -426,3 +426,29 @@ def test_finalize_subresource_replaces_spec_finalizers(apiserver: APIServer) -> 
     assert code == 200 and not fin["spec"].get("finalizers")
     request(apiserver, "DELETE", "/api/v1/namespaces/fin")
     wait_for(lambda: request(apiserver, "GET", "/api/v1/namespaces/fin")[0] == 404, timeout=5)
+
+
+def test_objects_carry_the_zero_status_go_writes(apiserver: APIServer) -> None:
+    """kube-apiserver answers built-in objects as Go marshals them: a
+    non-pointer status is always present, with its non-omitempty fields at
+    zero (a controller reading ``status["replicas"]`` of a new ReplicaSet
+    finds 0 on a cluster, and must here too)."""
+    _, dep = request(apiserver, "POST", "/apis/apps/v1/namespaces/default/deployments",
+                     {"metadata": {"name": "d"}, **SAMPLES["Deployment"]})  # fmt: skip
+    assert dep["status"] == {}
+    _, rs = request(apiserver, "POST", "/apis/apps/v1/namespaces/default/replicasets",
+                    {"metadata": {"name": "r"}, **SAMPLES["ReplicaSet"]})  # fmt: skip
+    assert rs["status"] == {"replicas": 0}
+    _, pdb = request(apiserver, "POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+                     {"metadata": {"name": "p"}, "spec": {"minAvailable": 1}})  # fmt: skip
+    assert pdb["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+                             "expectedPods": 0}  # fmt: skip
+    _, cm = request(apiserver, "POST", "/api/v1/namespaces/default/configmaps",
+                    {"metadata": {"name": "c"}})  # fmt: skip
+    assert "status" not in cm  # ConfigMaps have none
+    # A status write that leaves out a non-omitempty field reads back with its zero.
+    rs["status"] = {"availableReplicas": 0, "observedGeneration": 1}
+    code, rs = request(apiserver, "PUT", "/apis/apps/v1/namespaces/default/replicasets/r/status",
+                       rs)  # fmt: skip
+    assert code == 200, rs
+    assert rs["status"]["replicas"] == 0 and rs["status"]["observedGeneration"] == 1

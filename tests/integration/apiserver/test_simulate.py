@@ -131,7 +131,7 @@ def test_off_by_default_nothing_acts_on_objects() -> None:
         rv = s.resource_version
         time.sleep(0.5)
         assert s.resource_version == rv
-        assert "status" not in k.deployments.get("web", NS)
+        assert k.deployments.get("web", NS)["status"] == {}  # Go's zero status, no controller
         assert k.pods.get("p", NS)["status"]["phase"] == "Pending"
         assert "nodeName" not in k.pods.get("p", NS)["spec"]
         assert s.simulator.enabled is False

@@ -732,7 +732,9 @@ class REST:
         name = _meta(old).get("name", "")
         self._validate_meta(rt, new)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
-        if subresource != "status":
+        if subresource == "status":
+            builtin.go_zero_status(rt, new)
+        else:
             self.defaulter.default(rt, new, old)
             if is_crd:
                 crd_mod.default_crd(new)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 import threading
 from typing import Any
 
@@ -27,7 +28,14 @@ from pycontroller.testing.apiserver.schema import defaults as defaults_mod
 from pycontroller.testing.apiserver.schema import kinds as _kinds
 from pycontroller.testing.apiserver.schema import validation as validation_mod
 
-__all__ = ["BUILTIN_TYPES", "MAX_SECRET_SIZE", "Defaulter", "builtin_types", "tracks_generation"]
+__all__ = [
+    "BUILTIN_TYPES",
+    "MAX_SECRET_SIZE",
+    "Defaulter",
+    "builtin_types",
+    "go_zero_status",
+    "tracks_generation",
+]
 
 # core.MaxSecretSize: the most a ConfigMap's data+binaryData or a Secret's data
 # may hold (1 MiB), checked by ValidateConfigMap / ValidateSecret.
@@ -124,6 +132,39 @@ def _default_pod_spec(spec: dict[str, Any]) -> None:
 _OWN_DEFAULTS = frozenset({("", "Service"), ("apps", "Deployment"), ("", "Pod"), ("", "Namespace")})
 
 
+@functools.cache
+def _zero_status(api_version: str, kind: str) -> dict[str, Any] | None:
+    """The ``status`` Go's encoding/json writes for a zero status struct of
+    ``kind`` (None when ``status`` is a pointer or absent): non-omitempty
+    fields at their zero (``ReplicaSetStatus.replicas: 0``), non-pointer
+    structs as ``{}``. Read from the generated messages and Go type facts the
+    protobuf codec uses (imported lazily: the codec lives with HTTP)."""
+    from pycontroller.testing.apiserver.http import protobuf
+
+    cls = protobuf.message_class(api_version, kind)
+    if cls is None:
+        return None
+    status = protobuf.to_json(cls()).get("status")
+    return status if isinstance(status, dict) else None
+
+
+def go_zero_status(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """kube-apiserver answers every built-in object as Go marshals it: a
+    non-pointer ``status`` is always there (``"status": {}`` on a new
+    Deployment, ``{"replicas": 0}`` on a ReplicaSet), its non-omitempty
+    fields too. Fills what is missing at the top of ``status``."""
+    zero = _zero_status(rt.api_version, rt.kind)
+    if zero is None:
+        return
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        obj["status"] = copy.deepcopy(zero)
+        return
+    for k, v in zero.items():
+        if k not in status:
+            status[k] = copy.deepcopy(v)
+
+
 class Defaulter:
     """Per-kind defaulting; owns the Service IP / node-port allocators.
 
@@ -154,6 +195,7 @@ class Defaulter:
         """Apply defaults to ``obj`` in place (``old`` is the stored object on update)."""
         if rt.is_crd:
             return
+        go_zero_status(rt, obj)
         key = (rt.group, rt.kind)
         if key == ("", "Service"):
             self._default_service(obj, old)
