@@ -319,19 +319,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _status_body(self, err: StatusError) -> tuple[bytes, str]:
-        """An error's Status as the client asked: protobuf when it prefers it
-        and the request is not for a custom resource (kube serves those only
-        as JSON or YAML, so their errors too), else JSON."""
-        if protobuf.prefers_protobuf(self.headers.get("Accept") or ""):
+        """An error's Status as the client asked: protobuf when kube's
+        ``ErrorNegotiated`` picks it (``protobuf.prefers_protobuf_status``),
+        whatever the resource: a custom resource's serializers include
+        protobuf for ``Status``, only its objects are refused it. Else JSON."""
+        if protobuf.prefers_protobuf_status(self.headers.get("Accept") or ""):
             try:
-                r = route(self.server.app, urlsplit(self.path).path)
-            except StatusError:
-                r = None
-            if r is None or not r.rt.is_crd:
-                try:
-                    return protobuf.status_body(err.body), protobuf.MEDIA_TYPE
-                except protobuf.ProtobufError:
-                    logger.debug("Status not encodable as protobuf: %r", err.body)
+                return protobuf.status_body(err.body), protobuf.MEDIA_TYPE
+            except protobuf.ProtobufError:
+                logger.debug("Status not encodable as protobuf: %r", err.body)
         return _json.dumps(err.body), JSON
 
     def _dispatch(self, method: str) -> None:
@@ -372,7 +368,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if not logged:
                     app.record(method, raw_path, code)
                     logged = True
-                self._send(500, _json.dumps(e.body))
+                body, ctype = self._status_body(e)
+                self._send(500, body, ctype)
             except OSError:
                 self.close_connection = True
         finally:
@@ -692,8 +689,19 @@ class _Handler(BaseHTTPRequestHandler):
         )
         watcher.initial_end = send_initial and bookmarks
         accept = self.headers.get("Accept") or ""
-        table = self._table_mode(accept)
-        target = partial.partial_target(accept) if table is None else None
+        # A protobuf stream for built-in kinds when kube's negotiation picks
+        # plain protobuf (client-go's Accept for protobuf clients, with or
+        # without stream=watch); custom resources (their scope leaves protobuf
+        # out), Tables and PartialObjectMetadata stay JSON.
+        frame: Callable[..., bytes] | None = None
+        if (
+            not rt.is_crd
+            and protobuf.prefers_protobuf_watch(accept)
+            and protobuf.message_class(rt.api_version, rt.kind) is not None
+        ):
+            frame = protobuf.watch_frame
+        table = self._table_mode(accept) if frame is None else None
+        target = partial.partial_target(accept) if table is None and frame is None else None
         bookmark_type = (rt.kind, rt.api_version)
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         if table is not None:
@@ -706,18 +714,6 @@ class _Handler(BaseHTTPRequestHandler):
         elif rt.extra.get("stored_as"):
             # Another type's storage (events.k8s.io): convert each object.
             convert = lambda o: app.rest.out(rt, o)  # noqa: E731
-        # A protobuf stream for built-in kinds when the client prefers it
-        # (client-go's Accept for protobuf clients); custom resources, Tables
-        # and PartialObjectMetadata stay JSON, as kube serves them.
-        frame: Callable[..., bytes] | None = None
-        if (
-            table is None
-            and target is None
-            and not rt.is_crd
-            and protobuf.prefers_protobuf_watch(accept)
-            and protobuf.message_class(rt.api_version, rt.kind) is not None
-        ):
-            frame = protobuf.watch_frame
         sock = self.connection
 
         def abort() -> None:

@@ -52,7 +52,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from pycontroller.testing.apiserver._proto import gotypes
-from pycontroller.testing.apiserver.http.negotiation import media_ranges
+from pycontroller.testing.apiserver.http import negotiation
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "is_protobuf",
     "message_class",
     "prefers_protobuf",
+    "prefers_protobuf_status",
     "prefers_protobuf_watch",
     "status_body",
     "to_json",
@@ -529,32 +530,43 @@ def is_protobuf(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == MEDIA_TYPE
 
 
-def prefers_protobuf(accept: str) -> bool:
-    """True when ``accept`` puts plain protobuf before any JSON or YAML type.
+def _negotiated_protobuf(accept: str, endpoint: negotiation.Endpoint) -> bool:
+    chosen = negotiation.negotiate(accept, endpoint)
+    if chosen is None or chosen[0] != MEDIA_TYPE:
+        return False
+    # A transform (as=PartialObjectMetadata) is not the object itself.
+    return negotiation.convert_target(chosen[1]) is None
 
-    As kube's negotiation: media ranges by ``q`` (highest first, stable),
-    the first one served wins. Protobuf with ``as=``/``stream=`` parameters
-    (a Table or PartialObjectMetadata, a watch stream) is not plain."""
-    for media, params in media_ranges(accept):
-        if media == MEDIA_TYPE:
-            if not params:
-                return True
-            continue
-        if media in ("application/json", "application/yaml", "*/*", "application/*"):
-            return False
-    return False
+
+def prefers_protobuf(accept: str) -> bool:
+    """True when kube answers a built-in resource's request in plain protobuf.
+
+    kube's negotiation (``negotiation.negotiate`` with a resource's scope):
+    the clauses in goautoneg's order, the first one served wins; ``pretty``
+    and unknown parameters are ignored, ``stream=watch`` is allowed, an
+    ``as=`` transform to a Table is not (Tables are JSON or YAML). Protobuf
+    chosen with ``as=PartialObjectMetadata`` is not plain: False."""
+    return _negotiated_protobuf(accept, negotiation.RESOURCE)
 
 
 def prefers_protobuf_watch(accept: str) -> bool:
-    """``prefers_protobuf`` for a watch: ``stream=watch`` is allowed too."""
-    for media, params in media_ranges(accept):
-        if media == MEDIA_TYPE:
-            if not params or params == {"stream": "watch"}:
-                return True
-            continue
-        if media in ("application/json", "application/yaml", "*/*", "application/*"):
-            return False
-    return False
+    """``prefers_protobuf`` for a watch of a built-in resource.
+
+    The watch handler negotiates twice, the output media type and then its
+    stream serializer, from the same clauses and scope; both land on the
+    same type (protobuf has a stream serializer, ``LengthDelimitedFramer``)."""
+    return _negotiated_protobuf(accept, negotiation.RESOURCE)
+
+
+def prefers_protobuf_status(accept: str) -> bool:
+    """True when kube writes an error's ``Status`` in protobuf.
+
+    ``responsewriters.ErrorNegotiated`` negotiates with
+    ``DefaultEndpointRestrictions`` (no transforms, ``stream=watch``
+    allowed) over the scope's serializers, which include protobuf for
+    custom resources too (``Status`` is a built-in type), so a protobuf
+    client gets protobuf errors for any request."""
+    return _negotiated_protobuf(accept, negotiation.DEFAULT)
 
 
 def watch_frame(
@@ -564,7 +576,7 @@ def watch_frame(
 
     As kube-apiserver writes it: the stream serializer of the protobuf media
     type is the *raw* one, so a frame is a 4-byte big-endian length followed
-    by a bare ``meta.v1.WatchEvent`` message (no ``k8s\x00``, no
+    by a bare ``meta.v1.WatchEvent`` message (no ``k8s\\x00``, no
     ``runtime.Unknown``); the event's ``object.raw`` holds the object encoded
     by the full serializer, envelope and all (``runtime/serializer``'s
     ``LengthDelimitedFramer`` and ``protoRawSerializer``; apiserver's
