@@ -20,6 +20,7 @@ about 15-20 minutes on 2 cores); ``--quick`` runs everything at small sizes
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -66,7 +67,7 @@ README_BEGIN = "<!-- bench-results:begin -->"
 README_END = "<!-- bench-results:end -->"
 
 
-def update_readme(results: Path) -> None:
+def update_readme(results: Path, elapsed: float) -> None:
     """Copy the targets table of ``results`` into README.md between the markers.
 
     Only a full run does this, and only where README.md has both markers (the
@@ -83,7 +84,11 @@ def update_readme(results: Path) -> None:
     table = "\n".join(line for line in lines[start:end] if not line.startswith("![")).strip()
     head, rest = text.split(README_BEGIN, 1)
     _, tail = rest.split(README_END, 1)
-    body = f"\n{table}\n\n(from `bench/results.md`, written by `make bench`)\n"
+    stamp = time.strftime("%Y-%m-%d")
+    body = (
+        f"\n{table}\n\n(from `bench/results.md`, written by `make bench` in"
+        f" {elapsed / 60:.0f} min on {os.cpu_count()} cores, {stamp})\n"
+    )
     readme.write_text(head + README_BEGIN + body + README_END + tail)
     print("README.md: targets table updated")
 
@@ -150,7 +155,7 @@ def main() -> int:
     )
     run([py, str(HERE / "report.py"), "--dir", str(out_dir), "--note", note], None)
     if not args.quick and only is None:
-        update_readme(out_dir / "results.md")
+        update_readme(out_dir / "results.md", time.monotonic() - t_start)
     print("\n######## time per benchmark")
     for script, secs, rc in timings:
         print(f"  {script:<28} {secs:7.0f} s{'' if rc == 0 else f'  (exit {rc})'}")
