@@ -29,6 +29,10 @@ Types with their own JSON form are listed in ``_SPECIAL``: ``Quantity``
 (RFC 3339), ``Duration`` (Go's ``1h2m3s``), ``RawExtension`` and ``FieldsV1``
 (embedded JSON). ``bytes`` fields are base64 strings in JSON (Secret data).
 
+``message_paths`` finds where a message type is embedded in a kind (where
+``ObjectMeta`` sits below the root: pod templates, claim templates), for the
+registry to give those places the shape Go marshals.
+
 Lists are the ``{Kind}List`` messages; their items carry no ``kind`` or
 ``apiVersion``, as in kube's JSON for typed lists. Custom resources have no
 messages: ``message_class`` returns None for them.
@@ -45,7 +49,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -58,6 +62,7 @@ from pycontroller.testing.apiserver.status import StatusError, bad_request
 __all__ = [
     "MEDIA_TYPE",
     "ProtobufError",
+    "Step",
     "decode",
     "decode_request",
     "encode",
@@ -65,6 +70,7 @@ __all__ = [
     "from_json",
     "is_protobuf",
     "message_class",
+    "message_paths",
     "prefers_protobuf",
     "prefers_protobuf_status",
     "prefers_protobuf_watch",
@@ -170,6 +176,60 @@ def _map_value(fd: FieldDescriptor) -> FieldDescriptor | None:
 
 def _is_repeated(fd: FieldDescriptor) -> bool:
     return bool(fd.is_repeated)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One field on the way from a kind's root to a nested struct, as its JSON
+    has it: ``name`` is the field's JSON name (None for an inlined struct,
+    whose fields are its parent's), ``shape`` is ``one``, ``list`` (a
+    repeated field: every item) or ``map`` (every value), and ``pointer``
+    says whether Go leaves the field out when unset (a non-pointer struct
+    is always marshalled)."""
+
+    name: str | None
+    shape: str
+    pointer: bool
+
+
+def message_paths(api_version: str, kind: str, message: str) -> tuple[tuple[Step, ...], ...]:
+    """Every path from the root of ``kind``'s message to a field whose type
+    is the message named ``message`` (``k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta``),
+    through nested messages, repeated fields and map values, read from the
+    generated descriptors and the Go facts of ``gotypes``. A recursive type
+    is followed once per path. Empty when the kind has no message."""
+    cls = message_class(api_version, kind)
+    if cls is None:
+        return ()
+    out: list[tuple[Step, ...]] = []
+    root = cast(Descriptor, cls.DESCRIPTOR)  # the pure-Python stubs' type, as upb's
+    _find_paths(root, message, (), frozenset({root.full_name}), out)
+    return tuple(out)
+
+
+def _find_paths(
+    desc: Descriptor,
+    message: str,
+    path: tuple[Step, ...],
+    seen: frozenset[str],
+    out: list[tuple[Step, ...]],
+) -> None:
+    for f in _fields(desc):
+        fd = f.fd
+        vfd = _map_value(fd)
+        mt: Descriptor | None
+        if vfd is not None:
+            mt, shape = vfd.message_type, "map"
+        else:
+            mt, shape = fd.message_type, "list" if _is_repeated(fd) else "one"
+        if mt is None:
+            continue
+        name = mt.full_name
+        step = Step(None if f.inline else f.json_name, shape, f.pointer)
+        if name == message:
+            out.append((*path, step))
+        elif name not in seen and name not in _SPECIAL and name not in gotypes.LIST_WRAPPERS:
+            _find_paths(mt, message, (*path, step), seen | {name}, out)
 
 
 # --- special types -------------------------------------------------------------

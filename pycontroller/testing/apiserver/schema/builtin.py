@@ -5,7 +5,11 @@ subresource and name rule kube-apiserver gives them, and the defaults kube's
 defaulting functions and registry strategies apply on create/update (Service
 clusterIP and port protocol/targetPort, Deployment replicas/strategy/pod
 template, Pod spec defaults and ``Pending`` phase, Namespace ``Active`` phase
-and ``kubernetes`` finalizer, Secret type). Controllers tested against this
+and ``kubernetes`` finalizer, Secret type), and the shape Go's encoding/json
+gives structs kube never omits: the zero ``status`` (``go_zero_status``) and
+the ``creationTimestamp: null`` of every ``ObjectMeta`` embedded below the
+root, pod and claim templates (``go_embedded_meta``), both found in the
+generated protobuf messages. Controllers tested against this
 server therefore see the same defaulted objects they would on a cluster and
 must diff semantically, as they must against kube.
 
@@ -21,18 +25,23 @@ import binascii
 import copy
 import functools
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import defaults as defaults_mod
 from pycontroller.testing.apiserver.schema import kinds as _kinds
 from pycontroller.testing.apiserver.schema import validation as validation_mod
 
+if TYPE_CHECKING:
+    from pycontroller.testing.apiserver.http.protobuf import Step
+
 __all__ = [
     "BUILTIN_TYPES",
     "MAX_SECRET_SIZE",
     "Defaulter",
     "builtin_types",
+    "go_embedded_meta",
     "go_zero_status",
     "tracks_generation",
 ]
@@ -165,6 +174,69 @@ def go_zero_status(rt: ResourceType, obj: dict[str, Any]) -> None:
             status[k] = copy.deepcopy(v)
 
 
+# The Go type kube embeds in pod templates, job templates and claim templates.
+_OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+# A JSON path to a struct field, as ``protobuf.message_paths`` gives it.
+_Path: TypeAlias = "tuple[Step, ...]"
+
+
+@functools.cache
+def _embedded_meta_paths(api_version: str, kind: str) -> tuple[_Path, ...]:
+    """Where ``kind`` embeds an ``ObjectMeta`` below its root (``spec.template.metadata``,
+    ``spec.volumeClaimTemplates[].metadata``, an ephemeral volume's
+    ``volumeClaimTemplate.metadata`` ...), read from the generated messages
+    (imported lazily, as in ``_zero_status``)."""
+    from pycontroller.testing.apiserver.http import protobuf
+
+    paths = protobuf.message_paths(api_version, kind, _OBJECT_META)
+    return tuple(p for p in paths if len(p) > 1)
+
+
+def go_embedded_meta(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Give every ``ObjectMeta`` a built-in object embeds the shape Go marshals.
+
+    ``ObjectMeta.CreationTimestamp`` is a ``metav1.Time`` struct, which
+    encoding/json never omits (a zero one is ``null``), and a template's
+    ``ObjectMeta`` is a struct field too: kube-apiserver answers
+    ``spec.template.metadata.creationTimestamp: null`` for every Deployment,
+    ``metadata: {creationTimestamp: null}`` for a template sent without
+    metadata. Fills in what is missing where the parent is present (a
+    non-pointer metadata field is created, one behind a pointer only
+    completed); values already there are kept."""
+    if rt.is_crd:
+        return
+    for path in _embedded_meta_paths(rt.api_version, rt.kind):
+        _fill_meta(obj, path, 0)
+
+
+def _fill_meta(value: Any, path: _Path, i: int) -> None:
+    if not isinstance(value, dict):
+        return
+    step = path[i]
+    if i < len(path) - 1:
+        child = value if step.name is None else value.get(step.name)
+        for item in _each(child, step.shape):
+            _fill_meta(item, path, i + 1)
+        return
+    if step.name is None:
+        return  # never inlined: an ObjectMeta is always a "metadata" field
+    if step.shape == "one" and value.get(step.name) is None and not step.pointer:
+        value[step.name] = {}  # a struct field: Go writes it, "null" or not
+    for meta in _each(value.get(step.name), step.shape):
+        if isinstance(meta, dict):
+            meta.setdefault("creationTimestamp", None)
+
+
+def _each(value: Any, shape: str) -> Iterable[Any]:
+    """The values a path step reaches: the field's, or each item's of a list or map."""
+    if shape == "list":
+        return value if isinstance(value, list) else ()
+    if shape == "map":
+        return value.values() if isinstance(value, dict) else ()
+    return (value,)
+
+
 class Defaulter:
     """Per-kind defaulting; owns the Service IP / node-port allocators.
 
@@ -248,6 +320,7 @@ class Defaulter:
                 for k, v in string_data.items():
                     if isinstance(v, str):
                         data[k] = base64.b64encode(v.encode()).decode("ascii")
+        go_embedded_meta(rt, obj)
 
     def _default_service(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = obj.setdefault("spec", {})

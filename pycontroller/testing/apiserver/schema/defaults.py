@@ -137,6 +137,20 @@ def _job_spec(spec: dict[str, Any]) -> None:
         spec.pop("manualSelector")
 
 
+def _statefulset_spec(spec: dict[str, Any]) -> None:
+    """``SetObjectDefaults_StatefulSet`` runs ``SetDefaults_PersistentVolumeClaim``
+    on each of ``volumeClaimTemplates``: an empty ``status.phase`` is ``Pending``."""
+    claims = spec.get("volumeClaimTemplates")
+    for claim in claims if isinstance(claims, list) else ():
+        if not isinstance(claim, dict):
+            continue
+        status = claim.get("status")
+        if status is None:
+            status = claim["status"] = {}
+        if isinstance(status, dict) and not status.get("phase"):
+            status["phase"] = "Pending"
+
+
 def _network_policy_spec(spec: dict[str, Any]) -> None:
     if not spec.get("policyTypes"):
         types = ["Ingress"]
@@ -205,6 +219,7 @@ _HOOKS: dict[str, Callable[[dict[str, Any]], None]] = {
     _CORE + "EphemeralContainer": _container,
     _CORE + "ReplicationControllerSpec": _rc_spec,
     _BATCH + "JobSpec": _job_spec,
+    _APPS + "StatefulSetSpec": _statefulset_spec,
     "io.k8s.api.networking.v1.NetworkPolicySpec": _network_policy_spec,
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec": _hpa_spec,
 }

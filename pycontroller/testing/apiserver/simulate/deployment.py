@@ -34,8 +34,10 @@ Per Deployment, each pass runs one ``syncDeployment`` step as kube does:
 
 The pod-template hash is kube's format (FNV-32a, ``SafeEncodeString``) but
 over the template's JSON rather than Go's ``spew`` dump, so its value differs
-from a cluster's. ReplicaSets are claimed by controller reference only (no
-adoption or release by selector); the deprecated ``rollbackTo`` is ignored.
+from a cluster's; like Go's, it does not tell a zero ``creationTimestamp``
+written as ``null`` from one left out. ReplicaSets are claimed by controller
+reference only (no adoption or release by selector); the deprecated
+``rollbackTo`` is ignored.
 """
 
 from __future__ import annotations
@@ -120,13 +122,32 @@ def _status_int(obj: dict[str, Any] | None, key: str) -> int:
 def compute_hash(template: dict[str, Any], collision_count: int | None) -> str:
     """``controller.ComputeHash``: FNV-32a of the template (and the collision
     count), written with ``rand.SafeEncodeString``."""
-    data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
+    data = json.dumps(_go_hashed(template), sort_keys=True, separators=(",", ":")).encode()
     if collision_count is not None:
         data += str(collision_count).encode()
     h = 0x811C9DC5
     for b in data:
         h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
     return "".join(_ALPHANUMS[ord(ch) % len(_ALPHANUMS)] for ch in str(h))
+
+
+def _go_hashed(value: Any) -> Any:
+    """``value`` as Go hashes it, a struct: a zero ``creationTimestamp``
+    (``null`` in the server's JSON, ``builtin.go_embedded_meta``) is the same
+    as none, and so is an ``ObjectMeta`` that holds nothing else."""
+    if isinstance(value, list):
+        return [_go_hashed(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for k, v in value.items():
+        if k == "creationTimestamp" and v is None:
+            continue
+        hashed = _go_hashed(v)
+        if k == "metadata" and hashed == {}:
+            continue
+        out[k] = hashed
+    return out
 
 
 def _normalized(template: dict[str, Any]) -> dict[str, Any]:
