@@ -657,3 +657,60 @@ def test_annotation_keys_and_size_are_validated(apiserver: APIServer) -> None:
         'ConfigMap "a" is invalid: metadata.annotations: Too long: may not be more than '
         "262144 bytes"
     )
+
+
+# --- response bytes: Go's json.Encoder ends every object with a newline ----------
+
+
+def raw_get(server: APIServer, method: str, path: str, body: bytes | None = None) -> bytes:
+    u = urlsplit(server.url)
+    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=10)
+    try:
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        conn.request(method, path, body=body, headers=headers)
+        return conn.getresponse().read()
+    finally:
+        conn.close()
+
+
+def test_json_bodies_end_with_a_newline_as_go_encodes_them(apiserver: APIServer) -> None:
+    """apimachinery's JSON serializer writes with ``json.NewEncoder(w).Encode``,
+    which appends ``\\n``: objects, lists, Status errors and discovery end with
+    one. ``/version`` is ``WriteRawJSON`` (indented, no newline), and the
+    OpenAPI documents are marshalled bytes (no newline)."""
+    created = raw_get(apiserver, "POST", CM, json.dumps({"metadata": {"name": "nl"}}).encode())
+    for body in (
+        created,
+        raw_get(apiserver, "GET", CM + "/nl"),
+        raw_get(apiserver, "GET", CM),
+        raw_get(apiserver, "GET", CM + "/missing"),  # a Status
+        raw_get(apiserver, "GET", "/api"),
+        raw_get(apiserver, "GET", "/apis/apps/v1"),
+        raw_get(apiserver, "DELETE", CM + "/nl"),
+    ):
+        assert body.endswith(b"}\n") and not body.endswith(b"\n\n"), body[-40:]
+        assert b"\n" not in body[:-1]  # compact: one line
+    version = raw_get(apiserver, "GET", "/version")
+    assert version.startswith(b'{\n  "major": "1",') and version.endswith(b"}"), version
+    assert raw_get(apiserver, "GET", "/openapi/v2").endswith(b"}")
+
+
+def test_kubernetes_client_conflict_message_matches_a_cluster(
+    apiserver: APIServer, tmp_path: Any
+) -> None:
+    """The kubernetes client's own e2e test (``test_utils.py``,
+    ``test_create_from_multi_resource_yaml_with_conflict``) compares
+    ``str(FailToCreateError)`` with what kube-apiserver sends, newline included."""
+    from kubernetes import config, utils
+
+    api = config.new_client_from_config(config_file=str(apiserver.write_kubeconfig(tmp_path / "k")))
+    doc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "mock-2"},
+           "spec": {"ports": [{"port": 80}]}}  # fmt: skip
+    utils.create_from_dict(api, doc, namespace="default")
+    with pytest.raises(utils.FailToCreateError) as failure:
+        utils.create_from_dict(api, doc, namespace="default")
+    assert str(failure.value) == (
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},'
+        '"status":"Failure","message":"services \\"mock-2\\" already exists",'
+        '"reason":"AlreadyExists","details":{"name":"mock-2","kind":"services"},"code":409}\n'
+    )

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from pycontroller import _json
+from pycontroller.testing.apiserver.http.negotiation import encode_json
 from pycontroller.testing.apiserver.registry.scale import SCALE_GVK, scale_paths
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
@@ -76,7 +76,7 @@ def version_priority_key(version: str) -> tuple[int, int, int, str]:
 
 def not_found_status(message: str = "the server could not find the requested resource") -> bytes:
     """A ``Status`` body for a 404, as kube-apiserver sends it."""
-    return _json.dumps(
+    return encode_json(
         {
             "kind": "Status",
             "apiVersion": "v1",
@@ -270,13 +270,13 @@ def discovery_response(
             ctype = (
                 AGGREGATED_V2_CONTENT_TYPE if choice == "v2" else AGGREGATED_V2BETA1_CONTENT_TYPE
             )
-            return 200, _json.dumps(_aggregated(items, api_version)), ctype
+            return 200, encode_json(_aggregated(items, api_version)), ctype
         doc = {
             "kind": "APIVersions",
             "versions": list(core),
             "serverAddressByClientCIDRs": [],
         }
-        return 200, _json.dumps(doc), JSON
+        return 200, encode_json(doc), JSON
     if parts == ["apis"]:
         named = {g: vs for g, vs in groups.items() if g}
         choice = _aggregated_choice(accept)
@@ -286,13 +286,13 @@ def discovery_response(
             ctype = (
                 AGGREGATED_V2_CONTENT_TYPE if choice == "v2" else AGGREGATED_V2BETA1_CONTENT_TYPE
             )
-            return 200, _json.dumps(_aggregated(items, api_version)), ctype
+            return 200, encode_json(_aggregated(items, api_version)), ctype
         doc = {
             "kind": "APIGroupList",
             "apiVersion": "v1",
             "groups": [_api_group(g, vs) for g, vs in named.items()],
         }
-        return 200, _json.dumps(doc), JSON
+        return 200, encode_json(doc), JSON
     if parts[0] == "api":
         group, version = "", parts[1]
     elif len(parts) == 2:
@@ -300,7 +300,7 @@ def discovery_response(
         if not group or group not in groups:
             return 404, not_found_status(), JSON
         doc = {"kind": "APIGroup", "apiVersion": "v1", **_api_group(group, groups[group])}
-        return 200, _json.dumps(doc), JSON
+        return 200, encode_json(doc), JSON
     else:
         group, version = parts[1], parts[2]
         if not group:
@@ -317,7 +317,7 @@ def discovery_response(
         "groupVersion": _gv(group, version),
         "resources": resources,
     }
-    return 200, _json.dumps(doc), JSON
+    return 200, encode_json(doc), JSON
 
 
 def _platform() -> str:

@@ -25,6 +25,7 @@ verb raises ``StatusError`` and ``_dispatch`` answers with its ``Status``.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import select
 import socket
@@ -40,6 +41,7 @@ from pycontroller import _json
 from pycontroller.testing.apiserver.http import partial, protobuf
 from pycontroller.testing.apiserver.http.auth import authorize_request
 from pycontroller.testing.apiserver.http.discovery import discovery_response, version_info
+from pycontroller.testing.apiserver.http.negotiation import encode_json
 from pycontroller.testing.apiserver.http.table import to_table
 from pycontroller.testing.apiserver.registry import listoptions, reviews
 from pycontroller.testing.apiserver.registry.events import events_field_selector
@@ -328,7 +330,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return protobuf.status_body(err.body), protobuf.MEDIA_TYPE
             except protobuf.ProtobufError:
                 logger.debug("Status not encodable as protobuf: %r", err.body)
-        return _json.dumps(err.body), JSON
+        return encode_json(err.body), JSON
 
     def _dispatch(self, method: str) -> None:
         app = self.server.app
@@ -391,7 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
             app.authenticator, app.authorizer, method, path, params, self.headers
         )
         if path.rstrip("/") == "/version":
-            return Reply(200, _json.dumps(version_info()))
+            # version.Info is written indented, without a final newline (WriteRawJSON).
+            return Reply(200, json.dumps(version_info(), indent=2).encode())
         if path in ("/healthz", "/livez", "/readyz"):
             return Reply(200, b"ok", "text/plain; charset=utf-8")
         r = route(app, path)
@@ -414,7 +417,7 @@ class _Handler(BaseHTTPRequestHandler):
                 WriteOptions(dry_run=params.get("dryRun") == "All"),
             )  # fmt: skip
             if special is not None:
-                return Reply(special[0], _json.dumps(special[1]))
+                return Reply(special[0], encode_json(special[1]))
         if r.subresource and not (r.subresource == "status" and rt.has_status):
             raise _not_found_path()
         if r.watch_path or (method == "GET" and r.name is None and _truthy(params.get("watch"))):
@@ -526,7 +529,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers: dict[str, str] = {}
         if opts.warnings:
             headers["Warning"] = ", ".join(_warning(w) for w in opts.warnings)
-        return Reply(200, _json.dumps(out), JSON, headers)
+        return Reply(200, encode_json(out), JSON, headers)
 
     def _decode(self, body: bytes) -> Any:
         ctype = (self.headers.get("Content-Type") or "").lower()
@@ -580,11 +583,11 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Warning"] = ", ".join(_warning(w) for w in warnings)
         table = self._table_mode(accept)
         if table is not None:
-            body = _json.dumps(to_table(rt, obj, include_object=table))
+            body = encode_json(to_table(rt, obj, include_object=table))
             return Reply(code, body, JSON, headers)
         target = partial.partial_target(accept)
         if target is not None:
-            return Reply(code, _json.dumps(partial.transform(rt, obj, target)), JSON, headers)
+            return Reply(code, encode_json(partial.transform(rt, obj, target)), JSON, headers)
         items = obj.get("items")
         if not rt.is_crd and isinstance(items, list):
             # kube-apiserver's JSON serializer drops TypeMeta on the items of a
@@ -596,7 +599,7 @@ class _Handler(BaseHTTPRequestHandler):
             encoded = protobuf.encode_response(obj)
             if encoded is not None:
                 return Reply(code, encoded, protobuf.MEDIA_TYPE, headers)
-        return Reply(code, _json.dumps(obj), JSON, headers)
+        return Reply(code, encode_json(obj), JSON, headers)
 
     def _table_mode(self, accept: str) -> str | None:
         """The ``includeObject`` policy when the client asked for a Table, else None."""
@@ -726,7 +729,7 @@ class _Handler(BaseHTTPRequestHandler):
         def error(status: dict[str, Any]) -> bytes:
             if frame is not None:
                 return frame("ERROR", status, "v1", "Status")
-            return _json.dumps({"type": "ERROR", "object": status}) + b"\n"
+            return encode_json({"type": "ERROR", "object": status})
 
         if too_large is not None:
             error_event = error(too_large.body)
@@ -815,7 +818,7 @@ class _Handler(BaseHTTPRequestHandler):
         obj = {"kind": kind, "apiVersion": api_version, "metadata": meta}
         if frame is not None:
             return frame("BOOKMARK", obj, api_version, kind)
-        return _json.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+        return encode_json({"type": "BOOKMARK", "object": obj})
 
     def _stream(
         self,
@@ -879,7 +882,7 @@ class _Handler(BaseHTTPRequestHandler):
                             buf += frame(item.type, obj, rt.api_version, rt.kind)
                         elif convert is not None:
                             obj = item.event.obj if item.event is not None else item.obj or {}
-                            buf += _json.dumps({"type": item.type, "object": convert(obj)}) + b"\n"
+                            buf += encode_json({"type": item.type, "object": convert(obj)})
                         elif item.event is not None:
                             buf += item.event.encode(item.type, api_version)
                         else:
@@ -887,7 +890,7 @@ class _Handler(BaseHTTPRequestHandler):
                             if obj.get("apiVersion") != api_version:
                                 obj = dict(obj)
                                 obj["apiVersion"] = api_version
-                            buf += _json.dumps({"type": item.type, "object": obj}) + b"\n"
+                            buf += encode_json({"type": item.type, "object": obj})
                         n += 1
                         if n >= 256 or len(buf) >= _STREAM_CHUNK:
                             break

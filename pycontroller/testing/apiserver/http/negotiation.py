@@ -15,6 +15,9 @@ import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pycontroller import _json
 
 __all__ = [
     "CUSTOM_RESOURCE",
@@ -23,9 +26,20 @@ __all__ = [
     "SERVED",
     "Endpoint",
     "convert_target",
+    "encode_json",
     "media_ranges",
     "negotiate",
 ]
+
+
+def encode_json(obj: Any) -> bytes:
+    """An API object as kube-apiserver's JSON serializer writes it: compact,
+    ending with a newline (apimachinery's ``json.Serializer`` uses Go's
+    ``json.Encoder.Encode``, which appends one). Objects, lists, Tables,
+    Status errors and discovery documents; not ``/version`` (indented, no
+    newline) nor the OpenAPI documents (marshalled bytes, no newline)."""
+    return _json.dumps(obj) + b"\n"
+
 
 # The serializers of a CodecFactory (and of a custom resource's
 # unstructuredNegotiatedSerializer), in order: (media type, has a stream
