@@ -225,14 +225,34 @@ def test_namespaces(raw: Raw) -> None:
 def test_namespace_deletion_removes_contents(raw: Raw) -> None:
     raw("POST", "/api/v1/namespaces", {"metadata": {"name": "gone"}})
     raw("POST", "/api/v1/namespaces/gone/configmaps", cm("a"))
+    # A finalizer holds the namespace in Terminating for as long as the test needs
+    # (without it the namespace may be gone before the next request: then a
+    # create answers 404, not 403, as on a cluster).
+    held = cm("held")
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    raw("POST", "/api/v1/namespaces/gone/configmaps", held)
     code, _, ns = raw("DELETE", "/api/v1/namespaces/gone")
     assert code == 200 and ns["status"]["phase"] == "Terminating"
     assert ns["metadata"]["deletionTimestamp"]
     code, _, st = raw("POST", "/api/v1/namespaces/gone/configmaps", cm("b"))
-    assert code == 403
+    assert code == 403 and st["reason"] == "Forbidden"
+    assert "because it is being terminated" in st["message"]
+    wait_for(
+        lambda: raw("GET", "/api/v1/namespaces/gone/configmaps/a")[0] == 404,
+        5,
+        what="content without finalizers deleted",
+    )
+    code, _, held_now = raw("GET", "/api/v1/namespaces/gone/configmaps/held")
+    assert code == 200 and held_now["metadata"]["deletionTimestamp"]
+    assert raw("GET", "/api/v1/namespaces/gone")[2]["status"]["phase"] == "Terminating"
+    raw(
+        "PATCH",
+        "/api/v1/namespaces/gone/configmaps/held",
+        {"metadata": {"finalizers": None}},
+        "application/merge-patch+json",
+    )
     wait_for(lambda: raw("GET", "/api/v1/namespaces/gone")[0] == 404, 5, what="namespace gone")
-    assert raw("GET", "/api/v1/namespaces/gone")[0] == 404
-    assert raw("GET", "/api/v1/namespaces/gone/configmaps/a")[0] == 404
+    assert raw("GET", "/api/v1/namespaces/gone/configmaps/held")[0] == 404
 
 
 def test_paging_is_consistent_across_writes(raw: Raw, apiserver: APIServer) -> None:
