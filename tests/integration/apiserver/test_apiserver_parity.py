@@ -10,6 +10,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from support import crds
 from support.http import request
 
 from pycontroller.testing import APIServer, wait_for
@@ -160,29 +161,7 @@ def test_invalid_message_aggregates_several_errors(apiserver: APIServer) -> None
 
 
 def _gadget_crd() -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "kind": "Gadget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    return crds.crd("gadgets", "Gadget")
 
 
 def test_crd_create_and_update_apply_crd_defaults(apiserver: APIServer) -> None:
@@ -439,8 +418,8 @@ def test_custom_resource_list_items_keep_type_meta(apiserver: APIServer) -> None
     assert lst["items"][0]["kind"] == "Gadget"
     assert lst["items"][0]["apiVersion"] == "example.com/v1"
     # The CRD list itself is a built-in list.
-    _, crds = request(apiserver, "GET", CRDS)
-    assert crds["items"] and "kind" not in crds["items"][0]
+    _, listed = request(apiserver, "GET", CRDS)
+    assert listed["items"] and "kind" not in listed["items"][0]
 
 
 def test_kubernetes_client_lists_builtins(apiserver: APIServer) -> None:

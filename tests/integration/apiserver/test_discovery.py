@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubernetes import client, dynamic
+from support import crds
 from support.http import call
 
 from pycontroller.testing import APIServer
@@ -94,25 +95,7 @@ def test_dynamic_client_discovers_crds(apiserver_factory: Any) -> None:
             }
         },
     }
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": {"status": {}},
-                }
-            ],
-        },
-    }
+    crd = crds.crd("widgets", "Widget", schema=schema, subresources={"status": {}})
     server = apiserver_factory(crds=[crd])
     dyn = dynamic.DynamicClient(server.api_client())
     widgets = dyn.resources.get(api_version="example.com/v1", kind="Widget")

@@ -9,7 +9,6 @@ patches for built-ins), ``patch``, ``get --watch`` and ``delete``.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import threading
 import time
@@ -17,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.kubectl import KUBECTL, Kubectl
 
 from pycontroller.testing import APIServer
 
-KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
 REPO = Path(__file__).resolve().parents[3]
@@ -151,44 +150,6 @@ metadata:
   name: bot
   namespace: demo
 """
-
-
-class Kubectl:
-    """Runs kubectl with the server's kubeconfig and a private discovery cache."""
-
-    def __init__(self, server: APIServer, tmp: Path) -> None:
-        self.tmp = tmp
-        self.kubeconfig = server.write_kubeconfig(tmp / "kubeconfig")
-        self.base = [str(KUBECTL), "--kubeconfig", str(self.kubeconfig)]
-        self.base += ["--cache-dir", str(tmp / "cache")]
-
-    def __call__(
-        self, *args: str, stdin: str | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [*self.base, *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"kubectl {' '.join(args)} failed ({proc.returncode}):\n"
-                f"{proc.stdout}\n{proc.stderr}"
-            )
-        return proc
-
-    def write(self, name: str, text: str) -> str:
-        path = self.tmp / name
-        path.write_text(text)
-        return str(path)
-
-    def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [*self.base, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
 
 
 @pytest.fixture

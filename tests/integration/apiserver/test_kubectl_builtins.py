@@ -13,36 +13,15 @@ create -f -``, the reviews posted with ``kubectl create -f``).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from support.kubectl import KUBECTL, Kubectl
 
 from pycontroller.testing import APIServer, wait_for
 
-KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
-
-
-class Kubectl:
-    def __init__(self, server: APIServer, tmp: Path) -> None:
-        self.kubeconfig = server.write_kubeconfig(tmp / "kubeconfig")
-
-    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> Any:
-        assert KUBECTL is not None
-        proc = subprocess.run(
-            [KUBECTL, "--kubeconfig", self.kubeconfig, *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if check:
-            assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
-        return proc
 
 
 @pytest.fixture

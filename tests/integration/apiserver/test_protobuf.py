@@ -19,7 +19,6 @@ import http.client
 import importlib.util
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from support.kubectl import KUBECTL, Kubectl
 
 from pycontroller.testing import APIServer
 from pycontroller.testing.apiserver._proto.k8s_io.api.apps.v1 import generated_pb2 as apps
@@ -38,7 +38,6 @@ from pycontroller.testing.apiserver.http import protobuf
 
 PB = "application/vnd.kubernetes.protobuf"
 CM = "/api/v1/namespaces/default/configmaps"
-KUBECTL = shutil.which("kubectl")
 REPO = Path(__file__).resolve().parents[3]
 T = "2024-05-06T07:08:09Z"
 
@@ -421,19 +420,7 @@ def test_kubectl_creates_in_protobuf(apiserver: APIServer, tmp_path: Path) -> No
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_kubectl_reads_in_protobuf(apiserver: APIServer, tmp_path: Path) -> None:
     # describe, auth can-i: typed clients reading and posting in protobuf.
-    assert KUBECTL is not None
-    kubeconfig = str(apiserver.write_kubeconfig(tmp_path / "kubeconfig"))
-
-    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
-        assert KUBECTL is not None
-        return subprocess.run(
-            [KUBECTL, "--kubeconfig", kubeconfig, *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-
+    kubectl = Kubectl(apiserver, tmp_path)
     kubectl("create", "deployment", "web", "--image=nginx:1.27")
     out = kubectl("describe", "deployment", "web", "-v=8")
     assert "nginx:1.27" in out.stdout and "RollingUpdate" in out.stdout

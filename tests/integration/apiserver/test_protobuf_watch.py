@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -38,6 +36,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from support import crds
+from support.kubectl import KUBECTL, Kubectl
 
 from pycontroller import ResourceClient, _json
 from pycontroller.testing import APIServer
@@ -55,7 +55,6 @@ PB = "application/vnd.kubernetes.protobuf"
 PB_WATCH = f"{PB};stream=watch"
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
-KUBECTL = shutil.which("kubectl")
 
 
 # --- HTTP and decoding helpers ---------------------------------------------------
@@ -382,34 +381,18 @@ def test_accept_parsing_is_goautonegs() -> None:
 def test_kubectl_reads_protobuf_watch_events_and_errors(
     apiserver: APIServer, tmp_path: Path
 ) -> None:
-    assert KUBECTL is not None
-    kubeconfig = str(apiserver.write_kubeconfig(tmp_path / "kubeconfig"))
-
+    kubectl = Kubectl(apiserver, tmp_path, timeout=30)
     # Typed clients: protobuf errors decoded into kube's messages.
-    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
-        assert KUBECTL is not None
-        return subprocess.run(
-            [KUBECTL, "--kubeconfig", kubeconfig, *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-
-    assert kubectl("create", "configmap", "a").returncode == 0
-    dup = kubectl("create", "configmap", "a")
+    kubectl("create", "configmap", "a")
+    dup = kubectl("create", "configmap", "a", check=False)
     assert dup.returncode == 1 and 'configmaps "a" already exists' in dup.stderr
-    bad = kubectl("create", "configmap", "Bad_Name")
+    bad = kubectl("create", "configmap", "Bad_Name", check=False)
     assert bad.returncode == 1
     assert 'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"' in bad.stderr
 
     # `kubectl events --watch` watches Events with its typed client, which
     # asks for protobuf first: its output comes from the decoded frames.
-    proc = subprocess.Popen(
-        [KUBECTL, "--kubeconfig", kubeconfig, "events", "--watch", "-n", "default", "-v=8"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = kubectl.popen("events", "--watch", "-n", "default", "-v=8")
     lines: list[str] = []
     reader = threading.Thread(
         target=lambda: lines.extend(iter(proc.stdout.readline, "")),  # type: ignore[union-attr]
@@ -446,31 +429,9 @@ WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
 
 
 def _install_widgets(server: APIServer) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
-    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    conn, resp = _open(server, "POST", crds, "application/json", json.dumps(crd).encode())
+    crd = crds.crd("widgets", "Widget")
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    conn, resp = _open(server, "POST", path, "application/json", json.dumps(crd).encode())
     assert resp.status == 201, resp.read()
     conn.close()
     for _ in range(100):  # served once established (bounded: 5 s)
