@@ -6,8 +6,10 @@ computes (backend Services, ConfigMap, Deployment, front Service: the same
 pure function the pycontroller controller uses) with the ``kubernetes``
 client, skipping those that exist (409), then set the same status fields
 through kopf's ``patch`` (kopf merges it with its own bookkeeping into one
-PATCH). kopf's defaults stay on (its annotations/status progress storage and
-the Events it posts for each handler), as a kopf user gets them.
+PATCH). kopf's defaults stay on, as a kopf user gets them: its
+annotations/status progress storage, and no Events for the handler's log
+lines (kopf posts those only with ``settings.posting.loggers = True``; it
+makes none here, where ours posts one per child created).
 
     python hack/bench/kopf_balancer.py --kubeconfig PATH [--namespace bench]
 """
@@ -107,7 +109,7 @@ def main() -> None:
     parser.add_argument("--namespace", default="bench")
     args = parser.parse_args()
     os.environ["KUBECONFIG"] = args.kubeconfig
-    kopf.configure()  # logging as `kopf run` sets it up by default (INFO, so Events are posted)
+    kopf.configure()  # logging as `kopf run` sets it up by default (INFO)
     kopf.run(standalone=True, namespaces=[args.namespace])
 
 
