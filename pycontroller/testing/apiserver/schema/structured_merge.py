@@ -125,6 +125,12 @@ class Schema:
         self.definitions = definitions or {}
         self.patch_strategy_lists = patch_strategy_lists
         self.key_defaults = dict(key_defaults or {})
+        # id(schema node) -> (node, what the node alone says, None: deduce from the
+        # value). Nodes belong to the immutable schema (the entry keeps its node
+        # alive, so an id is never reused); every compare/merge/field-set walk asks
+        # for each node it visits, and reading the node each time (dereferencing,
+        # type sets) was most of a create's cost.
+        self._atoms: dict[int, tuple[Any, _Atom | None]] = {}
 
     # --- typing ----------------------------------------------------------------
 
@@ -144,28 +150,30 @@ class Schema:
         return None
 
     def _atom(self, node: Any, value: Any) -> _Atom:
-        n = self._deref(node)
+        hit = self._atoms.get(id(node))
+        if hit is None:
+            hit = (node, self._schema_atom(node))
+            self._atoms[id(node)] = hit  # one dict store: safe under the GIL
+        atom = hit[1]
         vkind = _value_kind(value)
-        skind: str | None = None
-        if n is not None:
-            t = n.get("type")
-            types = {t} if isinstance(t, str) else set(t or ())
-            types.discard("null")
-            if (
-                "object" in types
-                or "properties" in n
-                or isinstance(n.get("additionalProperties"), Mapping)
-            ):
-                skind = "map"
-            elif "array" in types or "items" in n:
-                skind = "list"
-            elif types or n.get("x-kubernetes-int-or-string") or "enum" in n:
-                skind = "scalar"
-        if skind is None or (vkind is not None and vkind != skind):
+        if atom is None or (vkind is not None and vkind != atom.kind):
             kind = vkind or "scalar"
             return {"map": _DEDUCED_MAP, "list": _ATOMIC_LIST}.get(kind, _SCALAR)
-        assert n is not None
-        if skind == "map":
+        return atom
+
+    def _schema_atom(self, node: Any) -> _Atom | None:
+        """What schema ``node`` says about a value (None: nothing; deduce it)."""
+        n = self._deref(node)
+        if n is None:
+            return None
+        t = n.get("type")
+        types = {t} if isinstance(t, str) else set(t or ())
+        types.discard("null")
+        if (
+            "object" in types
+            or "properties" in n
+            or isinstance(n.get("additionalProperties"), Mapping)
+        ):
             props = n.get("properties")
             extra = n.get("additionalProperties")
             return _Atom(
@@ -175,7 +183,7 @@ class Schema:
                 extra if isinstance(extra, Mapping) else None,
                 None,
             )
-        if skind == "list":
+        if "array" in types or "items" in n:
             list_type = n.get("x-kubernetes-list-type")
             keys = n.get("x-kubernetes-list-map-keys")
             if list_type is None and self.patch_strategy_lists:
@@ -189,7 +197,9 @@ class Schema:
             if list_type == "set":
                 return _Atom("list", False, {}, items, ())
             return _Atom("list", True, {}, items, None)
-        return _SCALAR
+        if types or n.get("x-kubernetes-int-or-string") or "enum" in n:
+            return _SCALAR
+        return None
 
     def _key_default(self, item_node: Any, key: str) -> Any:
         n = self._deref(item_node)
