@@ -452,3 +452,69 @@ def test_objects_carry_the_zero_status_go_writes(apiserver: APIServer) -> None:
                        rs)  # fmt: skip
     assert code == 200, rs
     assert rs["status"]["replicas"] == 0 and rs["status"]["observedGeneration"] == 1
+
+
+# A pod spec with the types kube defaults wherever they occur (SetDefaults_*):
+# an ephemeral volume's claim spec, downwardAPI and projected volumes, an env
+# fieldRef, a probe, a container port.
+RICH_POD_SPEC = {
+    "containers": [
+        {
+            "name": "c",
+            "image": "busybox:1.36",
+            "ports": [{"containerPort": 8080}],
+            "readinessProbe": {"httpGet": {"path": "/", "port": 8080}},
+            "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        }
+    ],
+    "volumes": [
+        {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
+        {"name": "info", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+        {"name": "all", "projected": {"sources": []}},
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "spec_of"),
+    [
+        (
+            "/api/v1/namespaces/default/pods",
+            {"metadata": {"name": "rich"}, "spec": RICH_POD_SPEC},
+            lambda o: o["spec"],
+        ),
+        (
+            "/apis/apps/v1/namespaces/default/deployments",
+            {
+                "metadata": {"name": "rich"},
+                "spec": {
+                    "selector": SELECTOR,
+                    "template": {"metadata": {"labels": {"app": "a"}}, "spec": RICH_POD_SPEC},
+                },
+            },
+            lambda o: o["spec"]["template"]["spec"],
+        ),
+    ],
+    ids=["pod", "deployment"],
+)
+def test_pods_and_deployments_get_every_pod_type_default(
+    apiserver: APIServer, path: str, body: dict[str, Any], spec_of: Any
+) -> None:
+    """Pods and Deployments are defaulted by the same per-type functions as
+    every other kind that holds a pod spec (kube's SetDefaults_PodSpec,
+    _Container, _Probe, _PersistentVolumeClaimSpec, _DownwardAPIVolumeSource,
+    _ProjectedVolumeSource, _ObjectFieldSelector, _ContainerPort)."""
+    code, obj = request(apiserver, "POST", path, copy.deepcopy(body))
+    assert code == 201, obj
+    spec = spec_of(obj)
+    c = spec["containers"][0]
+    assert c["ports"][0]["protocol"] == "TCP"
+    assert c["readinessProbe"]["periodSeconds"] == 10
+    assert c["env"][0]["valueFrom"]["fieldRef"]["apiVersion"] == "v1"
+    scratch, info, projected = spec["volumes"]
+    assert scratch["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"] == "Filesystem"
+    assert info["downwardAPI"]["defaultMode"] == 420
+    assert projected["projected"]["defaultMode"] == 420
+    assert spec["restartPolicy"] == "Always" and spec["dnsPolicy"] == "ClusterFirst"

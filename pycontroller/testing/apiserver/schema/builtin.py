@@ -97,48 +97,8 @@ def builtin_types() -> list[ResourceType]:
 # --- defaulting ----------------------------------------------------------------
 
 
-def _default_container(c: dict[str, Any]) -> None:
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    if "imagePullPolicy" not in c:
-        image = str(c.get("image", ""))
-        tag = image.rsplit("/", 1)[-1]
-        latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
-        c["imagePullPolicy"] = "Always" if latest else "IfNotPresent"
-    c.setdefault("resources", {})
-    for p in c.get("ports") or []:
-        if isinstance(p, dict):
-            p.setdefault("protocol", "TCP")
-    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-        pr = c.get(probe)
-        if isinstance(pr, dict):
-            pr.setdefault("timeoutSeconds", 1)
-            pr.setdefault("periodSeconds", 10)
-            pr.setdefault("successThreshold", 1)
-            pr.setdefault("failureThreshold", 3)
-
-
-def _default_pod_spec(spec: dict[str, Any]) -> None:
-    for key in ("initContainers", "containers"):
-        for c in spec.get(key) or []:
-            if isinstance(c, dict):
-                _default_container(c)
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
-    for v in spec.get("volumes") or []:
-        if not isinstance(v, dict):
-            continue
-        for src in ("configMap", "secret"):
-            s = v.get(src)
-            if isinstance(s, dict):
-                s.setdefault("defaultMode", 420)
-
-
 # Kinds defaulted by the functions above rather than by defaults.py.
-_OWN_DEFAULTS = frozenset({("", "Service"), ("apps", "Deployment"), ("", "Pod"), ("", "Namespace")})
+_OWN_DEFAULTS = frozenset({("", "Service"), ("", "Namespace")})
 
 
 @functools.cache
@@ -271,14 +231,6 @@ class Defaulter:
         key = (rt.group, rt.kind)
         if key == ("", "Service"):
             self._default_service(obj, old)
-        elif key == ("apps", "Deployment"):
-            _default_deployment(obj)
-        elif key == ("", "Pod"):
-            _default_pod_spec(obj.setdefault("spec", {}))
-            if old is None:
-                st = obj.setdefault("status", {})
-                st.setdefault("phase", "Pending")
-                st.setdefault("qosClass", "BestEffort")
         elif key == ("", "Namespace"):
             spec = obj.get("spec")
             if not isinstance(spec, dict):
@@ -307,6 +259,10 @@ class Defaulter:
             # definition (defaults.py), then its strategy's.
             defaults_mod.apply(rt, obj)
             defaults_mod.strategy_defaults(rt, obj, old)
+            if key == ("", "Pod") and old is None:
+                st = obj.setdefault("status", {})
+                st.setdefault("phase", "Pending")
+                st.setdefault("qosClass", "BestEffort")
         if key == ("", "Secret"):
             obj.setdefault("type", "Opaque")
             # Convert_v1_Secret_To_core_Secret: stringData is write-only, merged
@@ -364,22 +320,6 @@ class Defaulter:
             obj["status"] = {"loadBalancer": {}}
         else:
             st.setdefault("loadBalancer", {})
-
-
-def _default_deployment(obj: dict[str, Any]) -> None:
-    spec = obj.setdefault("spec", {})
-    spec.setdefault("replicas", 1)
-    strategy = spec.setdefault("strategy", {})
-    strategy.setdefault("type", "RollingUpdate")
-    if strategy["type"] == "RollingUpdate":
-        ru = strategy.setdefault("rollingUpdate", {})
-        ru.setdefault("maxUnavailable", "25%")
-        ru.setdefault("maxSurge", "25%")
-    spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault("progressDeadlineSeconds", 600)
-    template = spec.setdefault("template", {})
-    template.setdefault("metadata", {})
-    _default_pod_spec(template.setdefault("spec", {}))
 
 
 def default_copy(

@@ -213,11 +213,27 @@ def _rc_spec(spec: dict[str, Any]) -> None:
         spec["selector"] = dict(labels)
 
 
+def _deployment_spec(spec: dict[str, Any]) -> None:
+    """``SetDefaults_Deployment`` (apps/v1, 1.32)."""
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+
+
 _HOOKS: dict[str, Callable[[dict[str, Any]], None]] = {
     _CORE + "PodSpec": _pod_spec,
     _CORE + "Container": _container,
     _CORE + "EphemeralContainer": _container,
     _CORE + "ReplicationControllerSpec": _rc_spec,
+    _APPS + "DeploymentSpec": _deployment_spec,
     _BATCH + "JobSpec": _job_spec,
     _APPS + "StatefulSetSpec": _statefulset_spec,
     "io.k8s.api.networking.v1.NetworkPolicySpec": _network_policy_spec,
