@@ -156,7 +156,16 @@ class ChaosConfig:
     throttle_bursts: int = 2  # 429 with Retry-After
     restarts: int = 2
     pace: float = 0.04  # seconds between steps (spreads the faults over the controller's work)
-    converge_timeout: float = 150.0
+    #: After the last fault the controller may legitimately sit still for a
+    #: while, as a client-go controller does: each reflector relists only after
+    #: its backoff (0.8 s doubling to 30 s, jittered up to 2x, reset after 2
+    #: minutes without failures: under this run's faults it is at its cap, so up
+    #: to 60 s), and a key that kept failing waits out its exponential backoff
+    #: (5 ms doubling: about as long as its failure streak lasted). Measured:
+    #: nothing changes for ~25 s after the faults stop, convergence at 40-60 s.
+    #: The deadline covers both with room, and stays far below the 600 s resync,
+    #: so an event the controller lost still fails the run.
+    converge_timeout: float = 240.0
     controller_args: tuple[str, ...] = ()
     #: Workload simulations of the embedded server (``simulate.SIMULATIONS``
     #: names): with "deployments" and "kubelet" the nginx Deployments become
