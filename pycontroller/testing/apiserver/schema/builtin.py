@@ -2,10 +2,12 @@
 
 The kinds served out of the box, with the scope, short names, status
 subresource and name rule kube-apiserver gives them, and the defaults kube's
-defaulting functions and registry strategies apply on create/update (Service
-clusterIP and port protocol/targetPort, Deployment replicas/strategy/pod
-template, Pod spec defaults and ``Pending`` phase, Namespace ``Active`` phase
-and ``kubernetes`` finalizer, Secret type), and the shape Go's encoding/json
+defaulting functions and registry strategies apply on create/update: every
+type's ``SetDefaults_*`` wherever it occurs (``defaults.py``: pod specs,
+containers, probes, volumes, Deployment and other specs), and here what needs
+the kind or the server (Service clusterIP and node ports, Pod ``Pending``
+phase, Namespace ``Active`` phase and ``kubernetes`` finalizer, Secret type
+and ``stringData``), and the shape Go's encoding/json
 gives structs kube never omits: the zero ``status`` (``go_zero_status``) and
 the ``creationTimestamp: null`` of every ``ObjectMeta`` embedded below the
 root, pod and claim templates (``go_embedded_meta``), both found in the
