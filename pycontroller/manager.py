@@ -614,9 +614,9 @@ def _start_embedded(
     workload (Deployments roll out, pods run, Services get endpoints: see
     ``pycontroller.testing.apiserver.simulate``); print how to reach it."""
     from pycontroller.testing import APIServer
-    from pycontroller.testing.apiserver.simulate import SIMULATIONS
+    from pycontroller.testing.apiserver.simulate import DEFAULT_SIMULATIONS
 
-    server = APIServer(crds=[str(c) for c in crds], simulate=SIMULATIONS)
+    server = APIServer(crds=[str(c) for c in crds], simulate=DEFAULT_SIMULATIONS)
     server.start()
     workdir = tempfile.mkdtemp(prefix="pycontroller-embedded-")
     kubeconfig = server.write_kubeconfig(os.path.join(workdir, "kubeconfig"))

@@ -151,7 +151,7 @@ class APIServer:
         authorizer: str = "AlwaysAllow",
     ) -> None:
         """``simulate``: names from ``simulate.SIMULATIONS`` (``"deployments"``,
-        ``"kubelet"``, ``"endpoints"``) of the kube components to run in process
+        ``"kubelet"``, ``"endpoints"``, ``"disruption"``) of the kube components to run in process
         (see ``pycontroller.testing.apiserver.simulate``); none by default.
 
         ``authorizer``: ``"AlwaysAllow"`` (default) or ``"RBAC"``, which

@@ -118,6 +118,7 @@ _EXTRA_SUBRESOURCES: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
         ("create",),
     ),
+    "eviction": ({"group": "policy", "version": "v1", "kind": "Eviction"}, ("create",)),
 }
 
 
@@ -151,16 +152,17 @@ def _api_resources(rt: ResourceType) -> list[dict[str, Any]]:
         main["categories"] = list(rt.categories)
     out = [main]
     for name, kind, verbs in _subresources(rt):
+        # metav1.APIResource's field order: group and version before kind.
         sub: dict[str, Any] = {
             "name": f"{rt.plural}/{name}",
             "singularName": "",
             "namespaced": rt.namespaced,
-            "kind": kind["kind"],
-            "verbs": verbs,
         }
         if kind["group"] != rt.group:
             sub["group"] = kind["group"]
             sub["version"] = kind["version"]
+        sub["kind"] = kind["kind"]
+        sub["verbs"] = verbs
         out.append(sub)
     return out
 

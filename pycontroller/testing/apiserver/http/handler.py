@@ -10,7 +10,9 @@ written and flushed as soon as it is queued). Routes:
     /api, /apis, /apis/{g}[/{v}], /version, /openapi/*  (discovery, via discovery.py/openapi.py)
 
 Subresources: ``status`` (kinds that have it) and ``scale`` (deployments and
-CRDs declaring it; ``autoscaling/v1`` Scale bodies). Every error answer is a
+CRDs declaring it; ``autoscaling/v1`` Scale bodies); the special ones
+(``token``, ``finalize``, ``eviction``, the kubelet-only ``log``/``exec``/...)
+go to ``reviews.serve``. Every error answer is a
 ``Status`` body. Each request is appended to the
 server's request log once, with the status it got (a watch logs 200 when the
 stream starts).
@@ -45,6 +47,7 @@ from pycontroller.testing.apiserver.http.negotiation import encode_json
 from pycontroller.testing.apiserver.http.table import to_table
 from pycontroller.testing.apiserver.registry import listoptions, reviews
 from pycontroller.testing.apiserver.registry.events import events_field_selector
+from pycontroller.testing.apiserver.registry.eviction import KUBELET_ONLY
 from pycontroller.testing.apiserver.registry.rest import (
     DeleteOptions,
     WriteOptions,
@@ -130,7 +133,7 @@ def route(server: APIServer, path: str) -> Route | None:
     if rest[0] == "namespaces" and len(rest) >= 3:
         rt = reg.get(group, version, rest[2])
         if rt is not None and rt.namespaced:
-            if len(rest) > 5:
+            if len(rest) > 5 and rest[4] != "proxy":  # proxy/{path...}
                 raise _not_found_path()
             return Route(
                 rt,
@@ -146,7 +149,7 @@ def route(server: APIServer, path: str) -> Route | None:
             return Route(ns_rt, None, rest[1], rest[2], watch_path)
         raise _not_found_path()
     rt = reg.get(group, version, rest[0])
-    if rt is None or len(rest) > 3:
+    if rt is None or (len(rest) > 3 and rest[2] != "proxy"):
         raise _not_found_path()
     name = rest[1] if len(rest) > 1 else None
     if rt.namespaced and name is not None:
@@ -410,11 +413,14 @@ class _Handler(BaseHTTPRequestHandler):
         if r.subresource == "scale" and r.name is not None and scale_paths(rt) is not None:
             return self._scale(method, r, body, params)
         if rt.extra.get("virtual") or r.subresource in reviews.SPECIAL_SUBRESOURCES:
-            # Reviews, serviceaccounts/token, namespaces/finalize (reviews.py).
+            # Reviews, serviceaccounts/token, namespaces/finalize, pods/eviction
+            # and the kubelet-only subresources (reviews.py, eviction.py).
             special = reviews.serve(
                 app.rest, app.authenticator, app.authorizer, user, method, rt, r.namespace,
-                r.name, r.subresource, self._decode(body) if body.strip() else {},
-                WriteOptions(dry_run=params.get("dryRun") == "All"),
+                r.name, r.subresource,
+                self._decode(body) if body.strip() and r.subresource not in KUBELET_ONLY else {},
+                WriteOptions(dry_run=params.get("dryRun") == "All",
+                             user_agent=self.headers.get("User-Agent") or ""),
             )  # fmt: skip
             if special is not None:
                 return Reply(special[0], encode_json(special[1]))

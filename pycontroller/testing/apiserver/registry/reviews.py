@@ -8,7 +8,10 @@
   ``tokenreviews`` (who a token is);
 - ``serviceaccounts/{name}/token`` (``TokenRequest``: a token that
   authenticates as the service account, ``kubectl create token``);
-- ``namespaces/{name}/finalize`` (replace ``spec.finalizers``).
+- ``namespaces/{name}/finalize`` (replace ``spec.finalizers``);
+- ``pods/{name}/eviction`` and the subresources only a kubelet serves
+  (``pods/log``, ``exec``, ``attach``, ``portforward``, ``proxy``,
+  ``nodes/proxy``, ``services/proxy``): ``eviction.py``.
 
 Nothing here is stored except the finalize write: a review answers with the
 request body plus its ``status`` (201 Created), as kube's REST for these
@@ -23,6 +26,7 @@ from typing import Any
 
 from pycontroller._time import format_rfc3339
 from pycontroller.testing.apiserver.http import auth
+from pycontroller.testing.apiserver.registry import eviction
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import (
@@ -251,7 +255,7 @@ def finalize_namespace(
         return rest.out(ns_rt, rest.replace_locked(ns_rt, old, new))
 
 
-SPECIAL_SUBRESOURCES = frozenset({"finalize", "token"})
+SPECIAL_SUBRESOURCES = frozenset({"finalize", "token", "eviction"}) | eviction.KUBELET_ONLY
 
 
 def serve(
@@ -283,4 +287,18 @@ def serve(
         if method != "PUT":
             raise method_not_allowed()
         return 200, finalize_namespace(rest, rt, name, body, opts)
+    if subresource == "eviction" and (rt.group, rt.plural) == ("", "pods"):
+        if method != "POST":
+            raise method_not_allowed()
+        return eviction.evict(
+            rest,
+            rt,
+            namespace or "",
+            name,
+            body,
+            query_dry_run=opts.dry_run,
+            user_agent=opts.user_agent,
+        )
+    if subresource in eviction.KUBELET_SUBRESOURCES.get((rt.group, rt.plural), ()):
+        raise eviction.kubelet_only(rest, rt, namespace, name, subresource)
     return None

@@ -6,7 +6,7 @@ exist in a group/version) comes from ``definitions.py``; this table adds only
 what they do not carry, as kube-apiserver's discovery shows it:
 
 - the resource name (plural), scope, short names and categories;
-- subresources (``status``, ``scale``, ``finalize``, ``token``) and verbs
+- subresources (``status``, ``scale``, ``finalize``, ``token``, ``eviction``) and verbs
   (the review kinds are create-only virtual resources);
 - the name rule the kind's strategy validates ``metadata.name`` with
   (DNS-1123 subdomain for most; label for namespaces; DNS-1035 for services;
@@ -80,7 +80,7 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
     # --- core/v1 ---------------------------------------------------------------
     _k("v1", "namespaces", "Namespace", namespaced=False, short=("ns",),
        subresources=("status", "finalize"), name_rule="label"),
-    _k("v1", "pods", "Pod", short=("po",), categories=_ALL, subresources=_S),
+    _k("v1", "pods", "Pod", short=("po",), categories=_ALL, subresources=("status", "eviction")),
     _k("v1", "services", "Service", short=("svc",), categories=_ALL, subresources=_S,
        name_rule="dns1035"),
     _k("v1", "configmaps", "ConfigMap", short=("cm",)),

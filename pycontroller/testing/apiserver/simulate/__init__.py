@@ -1,7 +1,8 @@
 """Simulated workloads: what a cluster's controllers and kubelet would do.
 
 ``APIServer(simulate=[...])`` (``--simulate NAME`` on ``python -m
-pycontroller.testing.apiserver``; all three under a Manager's ``--embedded``)
+pycontroller.testing.apiserver``; the first three under a Manager's
+``--embedded``, ``DEFAULT_SIMULATIONS``)
 runs, inside the server, stand-ins for the kube components a controller's
 objects depend on, so that a Deployment becomes available, a Service gets
 endpoints, and ``kubectl rollout status`` finishes. Off by default: a plain
@@ -27,6 +28,13 @@ name            simulates
 ``endpoints``   the Endpoints and EndpointSlice controllers (``endpoints.py``,
                 ``endpointslice.py``): for Services with a selector, from the
                 selected pods' IPs and the Service's (resolved) ports.
+``disruption``  kube-controller-manager's disruption controller
+                (``disruption.py``): PodDisruptionBudget ``status``
+                (``expectedPods``, ``currentHealthy``, ``desiredHealthy``,
+                ``disruptionsAllowed``, ``disruptedPods`` expiry,
+                ``observedGeneration``, the ``DisruptionAllowed`` condition),
+                which the ``pods/eviction`` subresource checks. Opt-in: not
+                under ``--embedded``.
 =============== ==============================================================
 
 The components act as API clients of the server would (they are written
@@ -39,8 +47,10 @@ controller's writes. ``stop()`` pauses them with the server; ``start()``
 resumes and catches up.
 
 Not simulated, because only a real kubelet and container runtime can do them
-(the server does not fake them): ``kubectl exec``/``attach``/``cp``
-(``pods/exec``, ``pods/attach``), ``kubectl logs`` (``pods/log``),
+(the server does not fake them; their subresources answer 404 NotFound with a
+message saying there is no kubelet, ``registry/eviction.py``):
+``kubectl exec``/``attach``/``cp`` (``pods/exec``, ``pods/attach``),
+``kubectl logs`` (``pods/log``),
 ``kubectl port-forward`` (``pods/portforward``), ``kubectl top`` and the
 metrics API (``metrics.k8s.io``, the kubelet's ``/stats`` and ``/metrics``),
 ``pods/proxy`` and ``nodes/proxy``, probes (liveness, readiness and startup
@@ -55,6 +65,10 @@ kube-proxy, and adoption of orphaned ReplicaSets or pods by selector.
 
 from __future__ import annotations
 
-from pycontroller.testing.apiserver.simulate.simulator import SIMULATIONS, Simulator
+from pycontroller.testing.apiserver.simulate.simulator import (
+    DEFAULT_SIMULATIONS,
+    SIMULATIONS,
+    Simulator,
+)
 
-__all__ = ["SIMULATIONS", "Simulator"]
+__all__ = ["DEFAULT_SIMULATIONS", "SIMULATIONS", "Simulator"]

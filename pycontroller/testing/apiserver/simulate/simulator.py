@@ -29,16 +29,20 @@ from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import InternalClient
 from pycontroller.testing.apiserver.simulate.deployment import DeploymentController
+from pycontroller.testing.apiserver.simulate.disruption import DisruptionController
 from pycontroller.testing.apiserver.simulate.endpoints import EndpointsController
 from pycontroller.testing.apiserver.simulate.endpointslice import EndpointSliceController
 from pycontroller.testing.apiserver.simulate.kubelet import Kubelet
 from pycontroller.testing.apiserver.simulate.replicaset import ReplicaSetController
 
-__all__ = ["SIMULATIONS", "Simulator", "ensure_types"]
+__all__ = ["DEFAULT_SIMULATIONS", "SIMULATIONS", "Simulator", "ensure_types"]
 
 logger = logging.getLogger(__name__)
 
-SIMULATIONS: tuple[str, ...] = ("deployments", "kubelet", "endpoints")
+# What a Manager's ``--embedded`` runs.
+DEFAULT_SIMULATIONS: tuple[str, ...] = ("deployments", "kubelet", "endpoints")
+# Every simulation there is: the defaults and the opt-in ones.
+SIMULATIONS: tuple[str, ...] = (*DEFAULT_SIMULATIONS, "disruption")
 
 # Storage keys (group, plural) whose changes each simulation reacts to.
 _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
@@ -46,6 +50,16 @@ _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
     "kubelet": frozenset({("", "pods"), ("", "nodes")}),
     "endpoints": frozenset(
         {("", "services"), ("", "pods"), ("", "endpoints"), ("discovery.k8s.io", "endpointslices")}
+    ),
+    "disruption": frozenset(
+        {
+            ("policy", "poddisruptionbudgets"),
+            ("", "pods"),
+            ("apps", "deployments"),
+            ("apps", "replicasets"),
+            ("apps", "statefulsets"),
+            ("", "replicationcontrollers"),
+        }
     ),
 }
 
@@ -151,6 +165,8 @@ class Simulator(BackgroundLoop):
             self._components.append(
                 EndpointSliceController(self._client("kube-controller-manager"))
             )
+        if "disruption" in wanted:
+            self._components.append(DisruptionController(self._client("kube-controller-manager")))
         rest.storage.add_listener(self._on_event)
 
     def _client(self, field_manager: str) -> InternalClient:
