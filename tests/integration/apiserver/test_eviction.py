@@ -57,13 +57,17 @@ def running_pod(server: APIServer, name: str, *, ready: bool = True) -> dict[str
     """A pod as a kubelet leaves it: Running, Ready (or not)."""
     code, obj = request(server, "POST", PODS, pod(name))
     assert code == 201, obj
-    obj["status"] = {
-        "phase": "Running",
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-    }
-    code, obj = request(server, "PUT", f"{PODS}/{name}/status", obj)
-    assert code == 200, obj
-    return obj
+    for _ in range(20):  # a simulated kubelet may write the status in between: retry a 409
+        obj["status"] = {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        }
+        code, out = request(server, "PUT", f"{PODS}/{name}/status", obj)
+        if code != 409:
+            break
+        obj = request(server, "GET", f"{PODS}/{name}")[1]
+    assert code == 200, out
+    return dict(out)
 
 
 def pdb(
