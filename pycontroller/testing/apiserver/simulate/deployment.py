@@ -55,7 +55,7 @@ from pycontroller.testing.apiserver.simulate.client import (
     meta,
     owner_uid,
 )
-from pycontroller.testing.apiserver.simulate.podutil import now, parse_time
+from pycontroller.testing.apiserver.simulate.podutil import now, parse_time, scaled_value
 
 __all__ = [
     "DeploymentController",
@@ -176,19 +176,13 @@ def equal_ignore_hash(t1: dict[str, Any], t2: dict[str, Any]) -> bool:
 
 
 def _scaled(value: Any, total: int, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.endswith("%"):
-        try:
-            pct = int(value[:-1])
-        except ValueError:
-            return 0
-        x = pct * total / 100
-        return math.ceil(x) if round_up else math.floor(x)
+    """``scaled_value``, 0 for what it refuses (a bare digit string: its number)."""
     if isinstance(value, str) and value.isdigit():
         return int(value)
-    return 0
+    try:
+        return scaled_value(value, total, round_up)
+    except ValueError:
+        return 0
 
 
 def _is_rolling(d: dict[str, Any]) -> bool:

@@ -38,19 +38,19 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 import time
 from typing import Any
 
 from pycontroller._time import format_rfc3339
 from pycontroller.labels import selector_from_label_selector
+from pycontroller.meta import controller_of
 from pycontroller.testing.apiserver.registry.eviction import (
     set_condition,
     update_disruption_allowed_condition,
 )
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import InternalClient, meta
-from pycontroller.testing.apiserver.simulate.podutil import is_ready, parse_time
+from pycontroller.testing.apiserver.simulate.podutil import is_ready, parse_time, scaled_value
 
 __all__ = ["DELETION_TIMEOUT", "DisruptionController"]
 
@@ -70,31 +70,18 @@ def _int(v: Any, default: int = 0) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else default
 
 
-def _controller_of(obj: dict[str, Any]) -> dict[str, Any] | None:
-    for ref in meta(obj).get("ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("controller"):
-            return ref
-    return None
-
-
 def _group(ref: dict[str, Any]) -> str:
     api_version = str(ref.get("apiVersion") or "")
     return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
-def scaled_value(value: Any, total: int) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true)``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.endswith("%"):
-        try:
-            percent = int(value[:-1])
-        except ValueError:
-            raise _SyncFailed(f"invalid value for IntOrString: invalid value {value!r}") from None
-        return math.ceil(percent * total / 100)
-    raise _SyncFailed(
-        f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}"
-    )
+def _scaled_up(value: Any, total: int) -> int:
+    """``GetScaledValueFromIntOrPercent(value, total, roundUp=true)``; what it
+    refuses fails the sync, as in kube."""
+    try:
+        return scaled_value(value, total, True)
+    except ValueError as err:
+        raise _SyncFailed(str(err)) from None
 
 
 class DisruptionController:
@@ -152,20 +139,20 @@ class DisruptionController:
         min_available = spec.get("minAvailable")
         if max_unavailable is not None:
             expected = self._expected_scale(pods)
-            desired = max(0, expected - scaled_value(max_unavailable, expected))
+            desired = max(0, expected - _scaled_up(max_unavailable, expected))
             return expected, desired
         if min_available is not None:
             if isinstance(min_available, int) and not isinstance(min_available, bool):
                 return len(pods), min_available
             expected = self._expected_scale(pods)
-            return expected, scaled_value(min_available, expected)
+            return expected, _scaled_up(min_available, expected)
         return 0, 0
 
     def _expected_scale(self, pods: list[dict[str, Any]]) -> int:
         """``getExpectedScale``: the sum of the scales of the pods' controllers."""
         scales: dict[str, int] = {}
         for pod in pods:
-            ref = _controller_of(pod)
+            ref = controller_of(pod)
             if ref is None:
                 continue  # an unmanaged pod
             if str(ref.get("uid")) in scales:
@@ -192,7 +179,7 @@ class DisruptionController:
             rs = self._get("apps", "replicasets", ns, ref)
             if rs is None:
                 return None
-            owner = _controller_of(rs)
+            owner = controller_of(rs)
             if owner is not None and owner.get("kind") == "Deployment":
                 if _group(owner) not in _APPS:
                     return None

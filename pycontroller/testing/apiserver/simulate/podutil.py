@@ -1,10 +1,11 @@
 """Pod helpers the simulated controllers share (kube's ``pkg/api/v1/pod`` and
 ``pkg/controller`` utilities): readiness, availability, activity, port lookup,
-timestamps."""
+timestamps, and apimachinery's int-or-percent scaling."""
 
 from __future__ import annotations
 
 import datetime
+import math
 import time
 from typing import Any
 
@@ -20,7 +21,26 @@ __all__ = [
     "parse_time",
     "pod_condition",
     "ready_since",
+    "scaled_value",
 ]
+
+
+def scaled_value(value: Any, total: int, round_up: bool) -> int:
+    """``intstr.GetScaledValueFromIntOrPercent``: an int as it is, ``"N%"`` of
+    ``total`` rounded up or down; anything else raises ``ValueError`` with
+    apimachinery's message."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            percent = int(value[:-1])
+        except ValueError:
+            raise ValueError(f"invalid value for IntOrString: invalid value {value!r}") from None
+        x = percent * total / 100
+        return math.ceil(x) if round_up else math.floor(x)
+    raise ValueError(
+        f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}"
+    )
 
 
 def now() -> str:
