@@ -44,6 +44,7 @@ from typing import Any
 
 from pycontroller._time import format_rfc3339
 from pycontroller.labels import selector_from_label_selector
+from pycontroller.meta import set_status_condition
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions, rkey
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import (
@@ -140,28 +141,13 @@ def is_pod_ready(pod: dict[str, Any]) -> bool:
 
 
 def set_condition(conditions: list[dict[str, Any]], new: dict[str, Any], at: str) -> None:
-    """``meta.SetStatusCondition``: ``lastTransitionTime`` changes only with
-    the status; reason, message and observedGeneration always follow ``new``."""
-    for c in conditions:
-        if c.get("type") == new["type"]:
-            if c.get("status") != new["status"]:
-                c["status"] = new["status"]
-                c["lastTransitionTime"] = at
-            c["reason"] = new["reason"]
-            c["message"] = new.get("message", "")
-            gen = new.get("observedGeneration")
-            if gen:
-                c["observedGeneration"] = gen
-            else:
-                c.pop("observedGeneration", None)
-            return
+    """``meta.SetStatusCondition`` (``pycontroller.meta.set_status_condition``)
+    with the transition time ``at``, the keys in Go's field order."""
     cond: dict[str, Any] = {"type": new["type"], "status": new["status"]}
     if new.get("observedGeneration"):
         cond["observedGeneration"] = new["observedGeneration"]
-    cond["lastTransitionTime"] = at
-    cond["reason"] = new["reason"]
-    cond["message"] = new.get("message", "")
-    conditions.append(cond)
+    cond.update(lastTransitionTime=at, reason=new["reason"], message=new.get("message", ""))
+    set_status_condition(conditions, cond)
 
 
 def update_disruption_allowed_condition(status: dict[str, Any], at: str) -> None:
