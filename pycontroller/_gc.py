@@ -26,6 +26,18 @@ garbage cycles can never more than double the process. Measured at 30,000
 cached Pods (``hack/bench/client.py``): initial sync 6.9 s -> 3.3 s, a burst
 of 20,000 watch events 5.7 s -> 1.4 s (1.6 s with the collector off).
 
+The middle generation is collected after every young collection
+(``gc.set_threshold(young, 1, old)`` while installed; CPython's default waits
+for 10): a decoded object that survives a young collection is almost always a
+cache entry, and promoting it at the next collection walks it while it is
+still in the CPU's caches, instead of after ten more young collections, when
+it has gone cold. Each survivor is still walked twice before it is frozen, but
+that second walk costs about half as much: measured on the same 20,000-event
+burst at 30,000 Pods, collector time 0.50 -> 0.29 s and the process's CPU
+-8% (4 A/B pairs, every pair lower). Cycles that die young are collected as
+before; cyclic garbage that outlives two young collections is frozen sooner,
+and waits for the complete pass as described above.
+
 Only a process owner should change the policy: ``Manager.run`` installs it
 (``Manager(tune_gc=False)`` keeps the stock collector); other programs call
 ``tune_gc()`` once. ``python_gc_*`` metrics from prometheus_client keep
@@ -43,7 +55,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["DEFAULT_FULL_INTERVAL", "GCTuner", "tune_gc", "tuned_gc"]
+__all__ = ["DEFAULT_FULL_INTERVAL", "MIDDLE_THRESHOLD", "GCTuner", "tune_gc", "tuned_gc"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +67,9 @@ DEFAULT_FULL_INTERVAL = 300.0
 #: cache that grows from empty costs complete passes at 1, 2, 4, ... times the slack.
 GROWTH = 2.0
 GROWTH_SLACK = 64 * 1024 * 1024
+#: Young collections between two collections of the middle generation while the
+#: policy is installed (CPython's default: 10). See the module docstring.
+MIDDLE_THRESHOLD = 1
 
 _lock = threading.Lock()
 _installed: GCTuner | None = None
@@ -87,16 +102,24 @@ class GCTuner:
         self.freezes = 0
         self.complete_passes = 0
         self._installed = False
+        # The thresholds found at install(), given back by uninstall().
+        self._saved_threshold: tuple[int, ...] | None = None
 
     def install(self) -> None:
         if not self._installed:
             gc.callbacks.append(self._on_gc)
             self._installed = True
+            self._saved_threshold = gc.get_threshold()
+            young, _, *old = self._saved_threshold
+            gc.set_threshold(young, MIDDLE_THRESHOLD, *old)
 
     def uninstall(self) -> None:
         if self._installed:
             gc.callbacks.remove(self._on_gc)
             self._installed = False
+            if self._saved_threshold is not None and gc.get_threshold()[1] == MIDDLE_THRESHOLD:
+                gc.set_threshold(*self._saved_threshold)  # unless someone changed it since
+            self._saved_threshold = None
             gc.unfreeze()
 
     def _peak_rss(self) -> int:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import gc
 import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from pycontroller import _gc
-from pycontroller._gc import GCTuner, tune_gc
+from pycontroller._gc import MIDDLE_THRESHOLD, GCTuner, tune_gc
 
 
 class Node:
@@ -143,3 +144,27 @@ def test_tune_gc_installs_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_interval_must_be_positive() -> None:
     with pytest.raises(ValueError, match="full_interval"):
         GCTuner(0)
+
+
+def test_survivors_of_two_young_collections_are_frozen(tuner: tuple[GCTuner, Clock]) -> None:
+    # The middle generation is collected after every young collection (not every
+    # tenth), so an object that survives two young collections is frozen.
+    assert gc.get_threshold()[1] == MIDDLE_THRESHOLD
+    gc.collect()
+    marker: list[Any] = []
+    keep: list[list[Any]] = [
+        [] for _ in range(gc.get_threshold()[0] * 3)
+    ]  # three young collections' worth
+    assert not any(o is marker for o in gc.get_objects())
+    assert len(keep) > 0
+
+
+def test_uninstall_restores_the_thresholds() -> None:
+    before = gc.get_threshold()
+    t = GCTuner(60.0)
+    t.install()
+    try:
+        assert gc.get_threshold() == (before[0], MIDDLE_THRESHOLD, before[2])
+    finally:
+        t.uninstall()
+    assert gc.get_threshold() == before
