@@ -272,13 +272,18 @@ def test_not_found_is_a_protobuf_status(apiserver: APIServer) -> None:
     assert status.message == 'configmaps "missing" not found'
     assert (status.details.name, status.details.kind) == ("missing", "configmaps")
 
-    # JSON clients, and Accept headers kube cannot serve (its raw JSON), get JSON.
-    for accept in ("application/json", "text/html", f"{PB};as=Table;g=meta.k8s.io;v=v1"):
+    # JSON clients get JSON; Accept headers kube cannot serve are refused
+    # before the get (getResourceHandler negotiates first): 406 in its raw JSON.
+    for accept, code, reason in (
+        ("application/json", 404, "NotFound"),
+        ("text/html", 406, "NotAcceptable"),
+        (f"{PB};as=Table;g=meta.k8s.io;v=v1", 406, "NotAcceptable"),
+    ):
         conn, resp = _open(apiserver, "GET", f"{CM}/missing", accept)
         body = resp.read()
         conn.close()
-        assert (resp.status, resp.getheader("Content-Type")) == (404, "application/json")
-        assert json.loads(body)["reason"] == "NotFound"
+        assert (resp.status, resp.getheader("Content-Type")) == (code, "application/json")
+        assert json.loads(body)["reason"] == reason
 
 
 def test_invalid_object_is_a_protobuf_status_with_causes(apiserver: APIServer) -> None:

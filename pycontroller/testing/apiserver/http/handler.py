@@ -40,10 +40,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
-from pycontroller.testing.apiserver.http import partial, protobuf
+from pycontroller.testing.apiserver.http import negotiation, partial, protobuf
 from pycontroller.testing.apiserver.http.auth import authorize_request
 from pycontroller.testing.apiserver.http.discovery import discovery_response, version_info
-from pycontroller.testing.apiserver.http.negotiation import encode_json
+from pycontroller.testing.apiserver.http.negotiation import (
+    Negotiated,
+    encode_json,
+    encode_json_pretty,
+    encode_yaml,
+)
 from pycontroller.testing.apiserver.http.table import to_table
 from pycontroller.testing.apiserver.registry import listoptions, reviews
 from pycontroller.testing.apiserver.registry.events import events_field_selector
@@ -324,16 +329,57 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _status_body(self, err: StatusError) -> tuple[bytes, str]:
-        """An error's Status as the client asked: protobuf when kube's
-        ``ErrorNegotiated`` picks it (``protobuf.prefers_protobuf_status``),
-        whatever the resource: a custom resource's serializers include
-        protobuf for ``Status``, only its objects are refused it. Else JSON."""
-        if protobuf.prefers_protobuf_status(self.headers.get("Accept") or ""):
+        """An error's Status as kube's ``ErrorNegotiated`` writes it: in the
+        media type negotiated under ``DefaultEndpointRestrictions`` (no
+        transforms; protobuf whatever the resource: a custom resource's
+        serializers include protobuf for ``Status``, only its objects are
+        refused it), or, when nothing can be served, ``WriteRawJSON``'s
+        indented JSON."""
+        chosen = negotiation.choose(self.headers.get("Accept") or "", negotiation.DEFAULT)
+        if chosen is None:
+            return encode_json_pretty(err.body), JSON
+        return self._encode(err.body, chosen, "v1", "Status")
+
+    def _pretty(self, chosen: Negotiated) -> bool:
+        query = parse_qs(urlsplit(self.path).query).get("pretty", [""])[0]
+        return negotiation.is_pretty(chosen, query, self.headers.get("User-Agent") or "")
+
+    def _encode(
+        self, obj: dict[str, Any], chosen: Negotiated, api_version: str = "", kind: str = ""
+    ) -> tuple[bytes, str]:
+        """``obj`` (already transformed) in the negotiated media type, and
+        that type: the body and ``Content-Type`` of ``SerializeObject``.
+        ``api_version``/``kind`` name its protobuf message (default: its own)."""
+        media = chosen.media_type
+        if media == negotiation.PROTOBUF:
             try:
-                return protobuf.status_body(err.body), protobuf.MEDIA_TYPE
-            except protobuf.ProtobufError:
-                logger.debug("Status not encodable as protobuf: %r", err.body)
-        return encode_json(err.body), JSON
+                return protobuf.encode(obj, api_version, kind), media
+            except protobuf.ProtobufError as err:
+                # Kinds without a message: the client accepts JSON too, as a rule.
+                logger.warning("answering JSON: %s does not encode as protobuf: %s", kind, err)
+        elif media == negotiation.YAML:
+            return encode_yaml(obj), media
+        if self._pretty(chosen):
+            return encode_json_pretty(obj), JSON
+        return encode_json(obj), JSON
+
+    def _negotiate(self, rt: ResourceType, *, tables: bool = True) -> Negotiated:
+        """``NegotiateOutputMediaType`` for a request to ``rt`` (its scope:
+        a custom resource's objects are not served as protobuf); 406 when
+        nothing the client accepts can be served. ``tables``: whether the
+        endpoint converts to Tables (not a subresource without a table
+        convertor, not a streaming list)."""
+        endpoint = negotiation.CUSTOM_RESOURCE if rt.is_crd else negotiation.RESOURCE
+        if not tables:
+            endpoint = endpoint.without_tables()
+        return negotiation.output(self.headers.get("Accept") or "", endpoint)
+
+    def _negotiate_stream(self, rt: ResourceType, *, tables: bool = True) -> Negotiated:
+        """``_negotiate`` for a watch: also ``NegotiateOutputMediaTypeStream``."""
+        endpoint = negotiation.CUSTOM_RESOURCE if rt.is_crd else negotiation.RESOURCE
+        if not tables:
+            endpoint = endpoint.without_tables()
+        return negotiation.output_stream(self.headers.get("Accept") or "", endpoint)
 
     def _dispatch(self, method: str) -> None:
         app = self.server.app
@@ -414,7 +460,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._scale(method, r, body, params)
         if rt.extra.get("virtual") or r.subresource in reviews.SPECIAL_SUBRESOURCES:
             # Reviews, serviceaccounts/token, namespaces/finalize, pods/eviction
-            # and the kubelet-only subresources (reviews.py, eviction.py).
+            # and the kubelet-only subresources (reviews.py, eviction.py). The
+            # writes negotiate first, as kube's create/update handlers do (no
+            # Tables: these storages have no table convertor).
+            chosen = None
+            if method in ("POST", "PUT") and r.subresource not in KUBELET_ONLY:
+                chosen = self._negotiate(rt, tables=False)
             special = reviews.serve(
                 app.rest, app.authenticator, app.authorizer, user, method, rt, r.namespace,
                 r.name, r.subresource,
@@ -423,7 +474,9 @@ class _Handler(BaseHTTPRequestHandler):
                              user_agent=self.headers.get("User-Agent") or ""),
             )  # fmt: skip
             if special is not None:
-                return Reply(special[0], encode_json(special[1]))
+                if chosen is None:
+                    return Reply(special[0], encode_json(special[1]))
+                return self._reply(special[0], rt, special[1], chosen)
         if r.subresource and not (r.subresource == "status" and rt.has_status):
             raise _not_found_path()
         if r.watch_path or (method == "GET" and r.name is None and _truthy(params.get("watch"))):
@@ -444,6 +497,7 @@ class _Handler(BaseHTTPRequestHandler):
                 causes = listoptions.validate_list_send_initial_events(params)
                 if causes:
                     raise listoptions.invalid_list_options(causes)
+                chosen = self._negotiate(rt)
                 out = app.rest.list(
                     rt,
                     r.namespace,
@@ -455,17 +509,20 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             else:
                 parse_resource_version(params.get("resourceVersion"))
+                chosen = self._negotiate(rt)
                 out = app.rest.get(rt, r.namespace or "", r.name)
-            return self._reply(200, rt, out, accept)
+            return self._reply(200, rt, out, chosen)
         opts = self._write_options(params)
         if method == "POST":
             if r.name is not None:
                 raise method_not_allowed()
+            chosen = self._negotiate(rt)
             obj = app.rest.create(rt, r.namespace, self._decode_object(rt, body, opts), opts)
-            return self._reply(201, rt, obj, accept, opts)
+            return self._reply(201, rt, obj, chosen, opts)
         if method == "PUT":
             if r.name is None:
                 raise method_not_allowed()
+            chosen = self._negotiate(rt)
             obj = app.rest.update(
                 rt,
                 r.namespace,
@@ -474,16 +531,18 @@ class _Handler(BaseHTTPRequestHandler):
                 opts,
                 subresource=r.subresource,
             )
-            return self._reply(200, rt, obj, accept, opts)
+            return self._reply(200, rt, obj, chosen, opts)
         if method == "PATCH":
             if r.name is None:
                 raise method_not_allowed()
+            chosen = self._negotiate(rt)
             ctype = self.headers.get("Content-Type") or ""
             obj, created = app.rest.patch(
                 rt, r.namespace, r.name, ctype, body, opts, subresource=r.subresource
             )
-            return self._reply(201 if created else 200, rt, obj, accept, opts)
+            return self._reply(201 if created else 200, rt, obj, chosen, opts)
         if method == "DELETE":
+            chosen = self._negotiate(rt)
             delete = DeleteOptions.parse(params, self._decode(body) if body.strip() else None)
             if r.name is None:
                 sel = Selector(
@@ -497,7 +556,7 @@ class _Handler(BaseHTTPRequestHandler):
                     propagation=delete.propagation,
                     dry_run=delete.dry_run,
                 )
-                return self._reply(200, rt, listed, accept)
+                return self._reply(200, rt, listed, chosen)
             obj = app.rest.delete(
                 rt,
                 r.namespace,
@@ -506,7 +565,7 @@ class _Handler(BaseHTTPRequestHandler):
                 preconditions=delete.preconditions,
                 dry_run=delete.dry_run,
             )
-            return self._reply(200, rt, obj, accept)
+            return self._reply(200, rt, obj, chosen)
         raise method_not_allowed()
 
     def _write_options(self, params: dict[str, str]) -> WriteOptions:
@@ -523,6 +582,9 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         assert r.name is not None
         opts = self._write_options(params)
+        if method not in ("GET", "PUT", "PATCH"):
+            raise method_not_allowed()
+        chosen = self._negotiate(r.rt, tables=False)  # Scale has no table convertor
         if method == "GET":
             out = app.rest.get_scale(r.rt, r.namespace, r.name)
         elif method == "PUT":
@@ -530,12 +592,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "PATCH":
             ctype = self.headers.get("Content-Type") or ""
             out = app.rest.patch_scale(r.rt, r.namespace, r.name, ctype, body, opts)
-        else:
-            raise method_not_allowed()
         headers: dict[str, str] = {}
         if opts.warnings:
             headers["Warning"] = ", ".join(_warning(w) for w in opts.warnings)
-        return Reply(200, encode_json(out), JSON, headers)
+        if chosen.target is not None:
+            out = partial.transform(r.rt, out, (chosen.target[2], chosen.target_api_version))
+        out_body, ctype = self._encode(out, chosen)
+        return Reply(200, out_body, ctype, headers)
 
     def _decode(self, body: bytes) -> Any:
         ctype = (self.headers.get("Content-Type") or "").lower()
@@ -576,10 +639,12 @@ class _Handler(BaseHTTPRequestHandler):
         code: int,
         rt: ResourceType,
         obj: dict[str, Any],
-        accept: str,
+        chosen: Negotiated,
         opts: WriteOptions | None = None,
     ) -> Reply:
-        """``obj`` encoded as the client asked (Table, PartialObjectMetadata, protobuf, JSON)."""
+        """``obj`` as ``transformResponseObject`` writes it: transformed to the
+        negotiated target (a Table, PartialObjectMetadata[List]), then encoded
+        in the negotiated media type (JSON, YAML or protobuf)."""
         headers: dict[str, str] = {}
         warnings = list(opts.warnings) if opts is not None else []
         if rt.extra.get("deprecated"):
@@ -587,33 +652,46 @@ class _Handler(BaseHTTPRequestHandler):
             warnings.insert(0, str(rt.extra.get("deprecationWarning") or default))
         if warnings:
             headers["Warning"] = ", ".join(_warning(w) for w in warnings)
-        table = self._table_mode(accept)
-        if table is not None:
-            body = encode_json(to_table(rt, obj, include_object=table))
-            return Reply(code, body, JSON, headers)
-        target = partial.partial_target(accept)
-        if target is not None:
-            return Reply(code, encode_json(partial.transform(rt, obj, target)), JSON, headers)
-        items = obj.get("items")
-        if not rt.is_crd and isinstance(items, list):
-            # kube-apiserver's JSON serializer drops TypeMeta on the items of a
-            # typed (built-in) list; custom resource lists are unstructured and
-            # keep each item's kind and apiVersion. GET and watch are unaffected.
-            obj = dict(obj)
-            obj["items"] = [_without_type_meta(i) for i in items]
-        if not rt.is_crd and protobuf.prefers_protobuf(accept):
-            encoded = protobuf.encode_response(obj)
-            if encoded is not None:
-                return Reply(code, encoded, protobuf.MEDIA_TYPE, headers)
-        return Reply(code, encode_json(obj), JSON, headers)
+        out = self._transform(rt, obj, chosen)
+        if out is obj:
+            items = obj.get("items")
+            if not rt.is_crd and isinstance(items, list):
+                # kube-apiserver's JSON serializer drops TypeMeta on the items of a
+                # typed (built-in) list; custom resource lists are unstructured and
+                # keep each item's kind and apiVersion. GET and watch are unaffected.
+                out = dict(obj)
+                out["items"] = [_without_type_meta(i) for i in items]
+        body, ctype = self._encode(out, chosen)
+        return Reply(code, body, ctype, headers)
 
-    def _table_mode(self, accept: str) -> str | None:
-        """The ``includeObject`` policy when the client asked for a Table, else None."""
-        if "as=Table" not in accept.replace(" ", ""):
-            return None
-        query = urlsplit(self.path).query
-        include = parse_qs(query).get("includeObject", ["Metadata"])[-1]
-        return include if include in ("Metadata", "Object", "None") else "Metadata"
+    def _transform(
+        self, rt: ResourceType, obj: dict[str, Any], chosen: Negotiated
+    ) -> dict[str, Any]:
+        """``doTransformObject``: ``obj`` itself, or as the negotiated target."""
+        kind = chosen.kind
+        if kind is None or obj.get("kind") == "Status":
+            return obj
+        if kind == "Table":
+            return to_table(
+                rt,
+                obj,
+                include_object=self._include_object(),
+                api_version=chosen.target_api_version,
+            )
+        return partial.transform(rt, obj, (kind, chosen.target_api_version))
+
+    def _include_object(self) -> str:
+        """``TableOptions.includeObject`` (``optionsForTransform``): the first
+        ``includeObject`` parameter, ``Metadata`` when empty; another value
+        is kube's 400."""
+        values = parse_qs(urlsplit(self.path).query).get("includeObject") or [""]
+        include = values[0] or "Metadata"
+        if include not in ("Metadata", "Object", "None"):
+            raise bad_request(
+                "Unable to convert to Table as requested: includeObject: Invalid value: "
+                f"{json.dumps(values[0])}: must be 'Metadata', 'Object', 'None', or empty"
+            )
+        return include
 
     def _peer_closed(self) -> bool:
         """True when the client has closed its end (checked while a watch is idle,
@@ -676,6 +754,11 @@ class _Handler(BaseHTTPRequestHandler):
             raise listoptions.invalid_list_options(causes)
         send_initial_param = params.get("sendInitialEvents")
         send_initial = _truthy(send_initial_param)
+        # The output and stream negotiations (406 when nothing streamable is
+        # acceptable: YAML has no stream serializer); a streaming list
+        # refuses Tables (watchListEndpointRestrictions).
+        chosen = self._negotiate_stream(rt, tables=not (send_initial and bookmarks))
+        include_object = self._include_object() if chosen.kind == "Table" else "Metadata"
         requested = parse_resource_version(rv_param)
         since: int | None = None
         too_large: StatusError | None = None
@@ -697,32 +780,42 @@ class _Handler(BaseHTTPRequestHandler):
             rkey(rt), namespace, sel, capacity=max(1, app.max_watch_backlog), faults=app.faults
         )
         watcher.initial_end = send_initial and bookmarks
-        accept = self.headers.get("Accept") or ""
-        # A protobuf stream for built-in kinds when kube's negotiation picks
-        # plain protobuf (client-go's Accept for protobuf clients, with or
-        # without stream=watch); custom resources (their scope leaves protobuf
-        # out), Tables and PartialObjectMetadata stay JSON.
+        # The stream's framing is the negotiated media type's: protobuf frames
+        # (custom resources get protobuf only with as=PartialObjectMetadata)
+        # or JSON lines. Each object is transformed to the negotiated target.
         frame: Callable[..., bytes] | None = None
-        if (
-            not rt.is_crd
-            and protobuf.prefers_protobuf_watch(accept)
-            and protobuf.message_class(rt.api_version, rt.kind) is not None
-        ):
+        frame_type = (rt.api_version, rt.kind)  # the protobuf message of each object
+        if chosen.media_type == negotiation.PROTOBUF:
             frame = protobuf.watch_frame
-        table = self._table_mode(accept) if frame is None else None
-        target = partial.partial_target(accept) if table is None and frame is None else None
         bookmark_type = (rt.kind, rt.api_version)
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-        if table is not None:
-            convert = lambda o: to_table(rt, app.rest.out(rt, o), include_object=table)  # noqa: E731
+        target = chosen.kind
+        if target == "Table":
+            table_version = chosen.target_api_version
+            first = [True]
+
+            def convert(o: dict[str, Any]) -> dict[str, Any]:
+                # The first Table of the stream has the column definitions;
+                # later ones are NoHeaders (watchEmbeddedEncoder).
+                headers, first[0] = first[0], False
+                return to_table(
+                    rt,
+                    app.rest.out(rt, o),
+                    include_object=include_object,
+                    api_version=table_version,
+                    headers=headers,
+                )
         elif target is not None:
             # A metadata-only watch: every object (bookmarks too) as PartialObjectMetadata.
-            meta_api_version = target[1]
+            meta_api_version = chosen.target_api_version
             convert = lambda o: partial.as_partial(o, meta_api_version)  # noqa: E731
             bookmark_type = (partial.PARTIAL, meta_api_version)
+            frame_type = (meta_api_version, partial.PARTIAL)
         elif rt.extra.get("stored_as"):
             # Another type's storage (events.k8s.io): convert each object.
             convert = lambda o: app.rest.out(rt, o)  # noqa: E731
+        if frame is not None and protobuf.message_class(*frame_type) is None:
+            frame = None  # no message for the kind: JSON lines rather than nothing
         sock = self.connection
 
         def abort() -> None:
@@ -749,7 +842,7 @@ class _Handler(BaseHTTPRequestHandler):
         # Headers: stream starts.
         app.record("GET", self.path, 200)
         self.send_response(200)
-        self.send_header("Content-Type", protobuf.WATCH_MEDIA_TYPE if frame else JSON)
+        self.send_header("Content-Type", chosen.content_type if frame else JSON)
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
@@ -767,6 +860,7 @@ class _Handler(BaseHTTPRequestHandler):
                 bookmark_type,
                 convert,
                 frame,
+                frame_type,
             )
         except Exception:
             # Headers are sent: no Status can follow. End the stream abruptly so
@@ -835,6 +929,7 @@ class _Handler(BaseHTTPRequestHandler):
         bookmark_type: tuple[str, str],
         convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         frame: Callable[..., bytes] | None = None,
+        frame_type: tuple[str, str] = ("", ""),
     ) -> None:
         """Write queued events until timeout, close, drop or server stop.
 
@@ -844,7 +939,8 @@ class _Handler(BaseHTTPRequestHandler):
         ``_STREAM_CHUNK`` bytes, so streaming the initial state of a large
         collection holds little more than one chunk at a time. ``frame``
         (``protobuf.watch_frame``) encodes each event for a protobuf stream
-        instead of a JSON line. The ``INITIAL_EVENTS_END`` marker becomes the bookmark annotated
+        instead of a JSON line, each object as ``frame_type``'s message
+        (apiVersion, kind). The ``INITIAL_EVENTS_END`` marker becomes the bookmark annotated
         ``k8s.io/initial-events-end`` at the resourceVersion of the initial
         state (``bookmark_type`` is its kind and apiVersion)."""
         app = self.server.app
@@ -885,7 +981,7 @@ class _Handler(BaseHTTPRequestHandler):
                             obj = item.event.obj if item.event is not None else item.obj or {}
                             if convert is not None:
                                 obj = convert(obj)
-                            buf += frame(item.type, obj, rt.api_version, rt.kind)
+                            buf += frame(item.type, obj, *frame_type)
                         elif convert is not None:
                             obj = item.event.obj if item.event is not None else item.obj or {}
                             buf += encode_json({"type": item.type, "object": convert(obj)})

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from google.protobuf import descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
@@ -121,6 +121,12 @@ def message_class(api_version: str, kind: str) -> type[Message] | None:
     ``Status``, ...) and ``meta.k8s.io/v1`` resolve to apimachinery's."""
     if api_version == "meta.k8s.io/v1":
         packages = [_META]
+    elif api_version == "meta.k8s.io/v1beta1":
+        # v1beta1's PartialObjectMetadata is an alias of v1's; its list is
+        # its own message (items = 1, metadata = 2), not in the compiled protos.
+        if kind == "PartialObjectMetadataList":
+            return _v1beta1_partial_list()
+        packages = [_META] if kind == "PartialObjectMetadata" else []
     elif api_version in gotypes.GROUP_VERSIONS:
         packages = [gotypes.GROUP_VERSIONS[api_version], _META]
     else:
@@ -135,6 +141,39 @@ def message_class(api_version: str, kind: str) -> type[Message] | None:
         cls: type[Message] = message_factory.GetMessageClass(desc)
         return cls
     return None
+
+
+@functools.cache
+def _v1beta1_partial_list() -> type[Message]:
+    """``meta.k8s.io/v1beta1`` ``PartialObjectMetadataList``, from apimachinery's
+    ``pkg/apis/meta/v1beta1/generated.proto``, added to the default pool."""
+    name = "k8s.io.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList"
+    pool = descriptor_pool.Default()
+    try:
+        desc = pool.FindMessageTypeByName(name)
+    except KeyError:
+        _load(_META)
+        v1_file = pool.FindMessageTypeByName(f"{_META}.PartialObjectMetadata").file
+        fdp = descriptor_pb2.FileDescriptorProto(
+            name="k8s.io/apimachinery/pkg/apis/meta/v1beta1/generated.proto",
+            package="k8s.io.apimachinery.pkg.apis.meta.v1beta1",
+            dependency=[v1_file.name],
+            syntax="proto2",
+        )
+        msg = fdp.message_type.add(name="PartialObjectMetadataList")
+        field = descriptor_pb2.FieldDescriptorProto
+        msg.field.add(
+            name="metadata", number=2, label=field.LABEL_OPTIONAL,
+            type=field.TYPE_MESSAGE, type_name=f".{_META}.ListMeta",
+        )  # fmt: skip
+        msg.field.add(
+            name="items", number=1, label=field.LABEL_REPEATED,
+            type=field.TYPE_MESSAGE, type_name=f".{_META}.PartialObjectMetadata",
+        )  # fmt: skip
+        pool.AddSerializedFile(fdp.SerializeToString())
+        desc = pool.FindMessageTypeByName(name)
+    cls: type[Message] = message_factory.GetMessageClass(desc)
+    return cls
 
 
 def _class_of(full_name: str) -> type[Message]:

@@ -949,14 +949,14 @@ def _crd_cells(
     return cells
 
 
-def _row_object(obj: dict[str, Any], include_object: str) -> Any:
+def _row_object(obj: dict[str, Any], include_object: str, api_version: str) -> Any:
     if include_object == "None":
         return None
     if include_object == "Object":
         return copy.deepcopy(obj)
     return {
         "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": api_version,
         "metadata": copy.deepcopy(obj.get("metadata") or {}),
     }
 
@@ -967,12 +967,17 @@ def to_table(
     *,
     include_object: str = "Metadata",
     now: datetime.datetime | None = None,
+    api_version: str = "meta.k8s.io/v1",
+    headers: bool = True,
 ) -> dict[str, Any]:
     """A ``meta.k8s.io/v1`` Table for one object or a list of ``rt`` objects.
 
     ``include_object`` is the ``includeObject`` query parameter: ``Metadata``
     (default), ``Object`` or ``None``. ``now`` (for the server-rendered ages)
-    defaults to the current time.
+    defaults to the current time. ``api_version``: the Table's (and its rows'
+    PartialObjectMetadata) group version, ``meta.k8s.io/v1`` or ``v1beta1``
+    as the client asked. ``headers=False`` is ``TableOptions.NoHeaders``
+    (every Table of a watch after the first): ``columnDefinitions`` is null.
     """
     now = now or datetime.datetime.now(datetime.UTC)
     is_list = isinstance(obj.get("items"), list)
@@ -995,9 +1000,10 @@ def to_table(
             return _event_cells(o, now)
 
         rows = [
-            {"cells": cells(item), "object": _row_object(item, include_object)} for item in items
+            {"cells": cells(item), "object": _row_object(item, include_object, api_version)}
+            for item in items
         ]
-        return _table(meta, columns, rows)
+        return _table(meta, columns if headers else None, rows, api_version)
 
     if rt.is_crd or rt.schema is not None:
         printer_cols = _crd_columns(rt)
@@ -1024,16 +1030,24 @@ def to_table(
     rows = []
     for item in items:
         name = (item.get("metadata") or {}).get("name", "")
-        rows.append({"cells": [name, *cells(item)], "object": _row_object(item, include_object)})
-    return _table(meta, columns, rows)
+        rows.append(
+            {
+                "cells": [name, *cells(item)],
+                "object": _row_object(item, include_object, api_version),
+            }
+        )
+    return _table(meta, columns if headers else None, rows, api_version)
 
 
 def _table(
-    meta: dict[str, Any], columns: list[dict[str, Any]], rows: list[dict[str, Any]]
+    meta: dict[str, Any],
+    columns: list[dict[str, Any]] | None,
+    rows: list[dict[str, Any]],
+    api_version: str,
 ) -> dict[str, Any]:
     return {
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": api_version,
         "metadata": meta,
         "columnDefinitions": columns,
         "rows": rows,
