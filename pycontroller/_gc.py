@@ -67,6 +67,10 @@ DEFAULT_FULL_INTERVAL = 300.0
 #: cache that grows from empty costs complete passes at 1, 2, 4, ... times the slack.
 GROWTH = 2.0
 GROWTH_SLACK = 64 * 1024 * 1024
+#: Seconds between two reads of the peak RSS (``getrusage``) from the collector's
+#: callback: tens of microseconds in a large process with many threads, and the
+#: middle generation is collected hundreds of times a second under a watch burst.
+RSS_CHECK_INTERVAL = 0.05
 #: Young collections between two collections of the middle generation while the
 #: policy is installed (CPython's default: 10). See the module docstring.
 MIDDLE_THRESHOLD = 1
@@ -99,6 +103,7 @@ class GCTuner:
         self._complete_pass = False
         # Peak RSS right after the last complete pass (growth past it triggers the next).
         self._baseline = self._peak_rss()
+        self._last_rss_check = self._last_complete
         self.freezes = 0
         self.complete_passes = 0
         self._installed = False
@@ -146,9 +151,9 @@ class GCTuner:
         if generation < 1:
             return
         # (gc.get_freeze_count() walks the whole permanent generation: far too slow here.)
-        if (
-            self._clock() - self._last_complete >= self.full_interval
-            or self._peak_rss() > GROWTH * self._baseline + GROWTH_SLACK
+        now = self._clock()
+        if now - self._last_complete >= self.full_interval or (
+            now - self._last_rss_check >= RSS_CHECK_INTERVAL and self._grown(now)
         ):
             # Let the next full collection see the permanent generation too.
             gc.unfreeze()
@@ -156,6 +161,12 @@ class GCTuner:
             return
         gc.freeze()
         self.freezes += 1
+
+    def _grown(self, now: float) -> bool:
+        """Whether the peak RSS has passed ``GROWTH`` times the baseline (read at most
+        every ``RSS_CHECK_INTERVAL`` seconds)."""
+        self._last_rss_check = now
+        return self._peak_rss() > GROWTH * self._baseline + GROWTH_SLACK
 
 
 def tune_gc(full_interval: float = DEFAULT_FULL_INTERVAL) -> GCTuner:

@@ -94,7 +94,7 @@ def test_survivors_of_a_middle_generation_collection_are_frozen(
 def test_a_doubled_peak_rss_brings_the_complete_pass_forward(
     tuner: tuple[GCTuner, Clock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    t, _ = tuner
+    t, clock = tuner
     a, b = Node(), Node()
     a.other, b.other = b, a
     ref = weakref.ref(a)
@@ -102,7 +102,10 @@ def test_a_doubled_peak_rss_brings_the_complete_pass_forward(
     del a, b
     baseline = t._baseline
     monkeypatch.setattr(t, "_peak_rss", lambda: int(baseline * _gc.GROWTH) + _gc.GROWTH_SLACK + 1)
-    gc.collect(1)  # no time has passed, but the process doubled: unfreeze
+    gc.collect(1)  # the peak RSS is read at most every RSS_CHECK_INTERVAL seconds
+    assert gc.get_freeze_count() > 0
+    clock.now += 1.0  # > RSS_CHECK_INTERVAL
+    gc.collect(1)  # far from full_interval, but the process doubled: unfreeze
     assert t.complete_passes == 0 and gc.get_freeze_count() == 0
     gc.collect(1)  # a middle collection does not end the complete pass early ...
     assert gc.get_freeze_count() == 0
