@@ -125,7 +125,12 @@ def test_the_pod_gets_the_disruption_target_condition_before_it_is_deleted(
     url = f"{server.url}{PODS}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
     with urllib.request.urlopen(url, timeout=10) as resp:
         events = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
-    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    # The condition, then the pod store's graceful delete: an unscheduled pod's
+    # grace period is 0, so the deletionTimestamp write (MODIFIED) is followed
+    # at once by its removal (DELETED).
+    assert [e["type"] for e in events] == ["MODIFIED", "MODIFIED", "DELETED"]
+    assert "deletionTimestamp" not in events[0]["object"]["metadata"]
+    assert events[1]["object"]["metadata"]["deletionGracePeriodSeconds"] == 0
     cond = events[0]["object"]["status"]["conditions"][-1]
     assert {k: cond[k] for k in ("type", "status", "reason", "message")} == {
         "type": "DisruptionTarget",

@@ -23,10 +23,11 @@ Eviction follows kube-apiserver 1.32's ``EvictionREST.Create``
   (a conflict re-reads the PDB and retries, as kube's ``RetryOnConflict``);
 - the pod gets the ``DisruptionTarget`` condition (``EvictionByEvictionAPI``)
   and is deleted with the Eviction's ``deleteOptions`` (preconditions, dry
-  run, propagation; ``gracePeriodSeconds`` is accepted as a DELETE accepts
-  it: pods are removed at once, there is no kubelet to wait for). Where
-  kube pins the pod's resourceVersion as a precondition, it does so here; a
-  conflict then is kube's 429.
+  run, propagation, ``gracePeriodSeconds``) through the same path as a
+  DELETE (``REST.delete``): a scheduled pod is deleted gracefully and stays
+  Terminating until its kubelet (the simulated one, for ``node-1``) deletes
+  it. Where kube pins the pod's resourceVersion as a precondition, it does
+  so here; a conflict then is kube's 429.
 
 The answer is kube's ``Status`` ``Success`` with code 201. Everything runs
 under ``storage.lock``, so the check and the budget write are atomic.
@@ -205,6 +206,14 @@ class _DeleteOptions:
                 'values: "Orphan", "Background", "Foreground"'
             )
         self.dry_run = dry_run
+        grace = raw.get("gracePeriodSeconds")
+        if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int)):
+            raise bad_request(
+                "json: cannot unmarshal "
+                f"{'string' if isinstance(grace, str) else type(grace).__name__} into Go "
+                "struct field DeleteOptions.deleteOptions.gracePeriodSeconds of type int64"
+            )
+        self.grace_period_seconds: int | None = grace
 
     def rv_unset(self) -> bool:
         return not self.preconditions.get("resourceVersion")
@@ -288,6 +297,7 @@ def _add_condition_and_delete(
         propagation=opts.propagation,
         preconditions=opts.preconditions,
         dry_run=opts.dry_run,
+        grace_period_seconds=opts.grace_period_seconds,
     )
 
 

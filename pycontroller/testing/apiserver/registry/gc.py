@@ -38,6 +38,11 @@ in insertion order:
   ``status.conditions``, and when it is empty its ``spec.finalizers`` are
   cleared and it is removed.
 
+Its deletions go through ``REST.delete_locked`` with default options, as
+kube's collector and namespace deleter send them, so a scheduled Pod gets its
+grace period: it stays Terminating (holding a foreground owner, or its
+namespace, with it) until its kubelet deletes it with grace 0.
+
 Each pass takes the storage lock for at most ``batch_seconds`` at a time, so
 a cascade over thousands of dependents never stalls clients' writes. The
 listener is installed for the collector's whole life (not only while its

@@ -19,7 +19,10 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import datetime
+import enum
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -217,15 +220,63 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _Unset(enum.Enum):
+    """The default of ``REST.delete``'s ``grace_period_seconds``: take the one
+    the current request's ``DeleteOptions.parse`` read (see ``_request_grace``)."""
+
+    FROM_REQUEST = 0
+
+
+FROM_REQUEST = _Unset.FROM_REQUEST
+
+# The gracePeriodSeconds the last ``DeleteOptions.parse`` read in this thread,
+# consumed by the next ``REST.delete``/``delete_collection`` called without an
+# explicit ``grace_period_seconds``: how the HTTP handler's DELETE (which
+# passes propagation, preconditions and dry run only) reaches the pod
+# strategy's grace period. Remove once the handler passes
+# ``grace_period_seconds=options.grace_period_seconds`` itself.
+_request_grace = threading.local()
+
+
+def _take_request_grace() -> int | None:
+    value: int | None = getattr(_request_grace, "value", None)
+    _request_grace.value = None
+    return value
+
+
+def _parse_grace(value: Any, *, query: bool) -> int | None:
+    """``gracePeriodSeconds`` (an int64) from the query or the body."""
+    if value is None:
+        return None
+    if query:
+        text = str(value)
+        try:
+            return int(text, 10)
+        except ValueError:
+            raise bad_request(
+                f"strconv.ParseInt: parsing {_go_quote(text)}: invalid syntax"
+            ) from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_request(
+            "json: cannot unmarshal "
+            f"{'string' if isinstance(value, str) else type(value).__name__} into Go struct "
+            "field DeleteOptions.gracePeriodSeconds of type int64"
+        )
+    return int(value)
+
+
 @dataclass
 class DeleteOptions:
     """What a DELETE asks for: ``propagationPolicy`` (None: the kind's default,
     Background), preconditions and dry run, from the query and the body's
-    ``DeleteOptions`` (the query wins, as in kube)."""
+    ``DeleteOptions`` (the query wins, as in kube); ``gracePeriodSeconds``
+    from the body when there is one, else from the query (kube decodes the
+    query only when the body is empty)."""
 
     propagation: str | None = None
     preconditions: dict[str, Any] = field(default_factory=dict)
     dry_run: bool = False
+    grace_period_seconds: int | None = None
 
     @classmethod
     def parse(cls, params: dict[str, str], body: Any) -> DeleteOptions:
@@ -240,7 +291,53 @@ class DeleteOptions:
                 '"Orphan", "Background", "Foreground"'
             )
         dry = params.get("dryRun") == "All" or options.get("dryRun") == ["All"]
-        return cls(propagation, dict(options.get("preconditions") or {}), dry)
+        _request_grace.value = None
+        if isinstance(body, dict):
+            grace = _parse_grace(body.get("gracePeriodSeconds"), query=False)
+        else:
+            grace = _parse_grace(params.get("gracePeriodSeconds"), query=True)
+        _request_grace.value = grace
+        return cls(propagation, dict(options.get("preconditions") or {}), dry, grace)
+
+
+# The kinds whose strategy implements ``RESTGracefulDeleteStrategy``.
+_GRACEFUL_KINDS = frozenset({("", "pods")})
+
+
+def _pod_grace_period(pod: dict[str, Any], requested: int | None) -> int:
+    """The pod strategy's ``CheckGracefulDelete``: the requested grace period,
+    else ``spec.terminationGracePeriodSeconds``, else 0; 0 for a pod not
+    scheduled or already Succeeded/Failed; a negative one is 1."""
+    spec = pod.get("spec") or {}
+    if requested is not None:
+        period = requested
+    else:
+        tgps = spec.get("terminationGracePeriodSeconds")
+        period = tgps if isinstance(tgps, int) and not isinstance(tgps, bool) else 0
+    if not spec.get("nodeName"):
+        period = 0
+    if (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
+        period = 0
+    return 1 if period < 0 else period
+
+
+def _parse_rfc3339(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _deleted_during_update(old_meta: dict[str, Any], new_fins: Any) -> bool:
+    """kube's ``Store.shouldDeleteDuringUpdate``: an update removes the object
+    when it leaves no finalizers on an object being deleted whose deletion
+    grace period is over (absent or 0; a Pod in its grace period stays until
+    its kubelet deletes it)."""
+    if new_fins or not old_meta.get("deletionTimestamp"):
+        return False
+    return not old_meta.get("deletionGracePeriodSeconds")
 
 
 def rkey(rt: ResourceType) -> tuple[str, str]:
@@ -782,7 +879,7 @@ class REST:
         if opts.dry_run:
             meta["resourceVersion"] = old_meta.get("resourceVersion")
             return self.out(rt, new)
-        if terminating and not meta.get("finalizers") and rt.kind != "Namespace":
+        if _deleted_during_update(old_meta, meta.get("finalizers")) and rt.kind != "Namespace":
             # kube's Store.Update -> deleteWithoutFinalizers: the emptied object
             # is never stored; the stored one is deleted, so the DELETED event
             # carries the last stored state (finalizers and all, at the
@@ -1062,11 +1159,15 @@ class REST:
         *,
         propagation: str | None = None,
         dry_run: bool = False,
+        grace_period_seconds: int | None | _Unset = FROM_REQUEST,
     ) -> dict[str, Any]:
         """DELETE on a collection: every object ``selector`` matches, one by one as
-        ``delete`` would (finalizers and propagation included), under one lock so
-        the list and the deletions see the same objects. Objects gone meanwhile
-        are skipped. Returns the List of what was deleted (as kube does)."""
+        ``delete`` would (finalizers, propagation and each pod's own grace
+        period included), under one lock so the list and the deletions see
+        the same objects. Objects gone meanwhile are skipped. Returns the List
+        of what was deleted (as kube does)."""
+        if isinstance(grace_period_seconds, _Unset):
+            grace_period_seconds = _take_request_grace()
         with self.storage.lock:
             listed = self.list(rt, ns, selector)
             out = []
@@ -1079,6 +1180,7 @@ class REST:
                         meta["name"],
                         propagation=propagation,
                         dry_run=dry_run,
+                        grace_period_seconds=grace_period_seconds,
                     )
                 except StatusError as err:
                     if err.code != 404:
@@ -1097,7 +1199,13 @@ class REST:
         propagation: str | None = None,
         preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
+        grace_period_seconds: int | None | _Unset = FROM_REQUEST,
     ) -> dict[str, Any]:
+        """kube's ``Store.Delete``. ``grace_period_seconds`` is
+        ``DeleteOptions.gracePeriodSeconds`` (None: not given); by default,
+        the one the current request's ``DeleteOptions.parse`` read."""
+        if isinstance(grace_period_seconds, _Unset):
+            grace_period_seconds = _take_request_grace()
         ns = (ns or "") if rt.namespaced else ""
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
@@ -1124,41 +1232,112 @@ class REST:
                 )
             if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
                 raise forbidden(rt, name, "this namespace may not be deleted")
-            if dry_run:
+            if dry_run and rkey(rt) not in _GRACEFUL_KINDS:
                 return self.out(rt, old)
-            return self.out(rt, self.delete_locked(rt, old, propagation or "Background"))
+            return self.out(
+                rt,
+                self.delete_locked(
+                    rt,
+                    old,
+                    propagation or "Background",
+                    grace_period_seconds,
+                    dry_run=dry_run,
+                ),
+            )
 
     def delete_locked(
-        self, rt: ResourceType, old: dict[str, Any], propagation: str
+        self,
+        rt: ResourceType,
+        old: dict[str, Any],
+        propagation: str,
+        grace_period_seconds: int | None = None,
+        *,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Delete ``old``: mark it terminating if finalizers (including the one the
-        propagation policy adds) remain, else remove it. Lock held."""
+        """Delete ``old`` as kube's ``Store.Delete`` does (lock held), with
+        ``DeleteOptions.gracePeriodSeconds`` ``grace_period_seconds`` (None:
+        not given, the default of the garbage collector and namespace
+        controller).
+
+        Pods (``rest.BeforeDelete`` with the pod strategy's
+        ``CheckGracefulDelete``) are deleted gracefully: ``deletionTimestamp``
+        now + grace and ``deletionGracePeriodSeconds`` are written (and the
+        generation bumped); with a grace period > 0 the pod stays until a
+        deletion with grace 0 (its kubelet's); with 0 it is removed right
+        after that write (MODIFIED then DELETED) unless finalizers remain. A
+        pod already terminating only has its grace period shortened (the
+        timestamp moves back by the difference); a longer or absent one
+        changes nothing (``gracefulPending``: the object is answered as is).
+
+        Other kinds: marked terminating (``deletionTimestamp`` now, grace 0) if
+        finalizers (including the one the propagation policy adds) remain,
+        else removed. ``dry_run``: the would-be result, nothing committed."""
         meta = _meta(old)
+        new = copy.deepcopy(old)
+        nmeta = _meta(new)
+        grace = grace_period_seconds
+        if grace is not None and grace < 0:
+            grace = 1  # BeforeDelete: a negative grace period is 1 second
+        graceful = False
+        if rkey(rt) in _GRACEFUL_KINDS:
+            current = meta.get("deletionGracePeriodSeconds")
+            if isinstance(current, int) and current < 0:
+                current = 1
+            if meta.get("deletionTimestamp") and current:
+                # Already in its grace period: it may only be shortened.
+                if grace is None or grace >= current:
+                    return old
+                at = _parse_rfc3339(meta.get("deletionTimestamp"))
+                if at is not None:
+                    nmeta["deletionTimestamp"] = format_rfc3339(at - current + grace)
+                nmeta["deletionGracePeriodSeconds"] = grace
+                graceful = True
+            elif not meta.get("deletionTimestamp"):
+                grace = _pod_grace_period(old, grace)
+                nmeta["deletionTimestamp"] = format_rfc3339(time.time() + grace)
+                nmeta["deletionGracePeriodSeconds"] = grace
+                gen = nmeta.get("generation")
+                if isinstance(gen, int) and not isinstance(gen, bool) and gen > 0:
+                    nmeta["generation"] = gen + 1
+                graceful = True
         fins = list(meta.get("finalizers") or [])
         if propagation == "Foreground" and FOREGROUND not in fins:
             fins.append(FOREGROUND)
         elif propagation == "Orphan" and ORPHAN not in fins:
             fins.append(ORPHAN)
         is_ns = (rt.group, rt.plural) == ("", "namespaces")
+        if graceful:
+            if fins:
+                nmeta["finalizers"] = fins
+            if dry_run:
+                return new
+            stored = self.storage.commit("MODIFIED", rkey(rt), new, old)
+            if fins or nmeta["deletionGracePeriodSeconds"] > 0:
+                return stored
+            # Graceless: removed right after the update, the DELETED event
+            # carrying the state just stored.
+            return self._remove_locked(rt, copy.deepcopy(stored))
         if not fins and not is_ns:
-            return self._remove_locked(rt, copy.deepcopy(old))
+            if dry_run:
+                return old
+            return self._remove_locked(rt, new)
         if meta.get("deletionTimestamp") and fins == list(meta.get("finalizers") or []):
             return old  # already terminating, nothing new to record
-        new = copy.deepcopy(old)
-        nmeta = _meta(new)
         if fins:
             nmeta["finalizers"] = fins
         if not nmeta.get("deletionTimestamp"):
             nmeta["deletionTimestamp"] = now_rfc3339()
             nmeta["deletionGracePeriodSeconds"] = 0
-            # rest.BeforeDelete / Store: a graceful or finalizer-delayed
-            # deletion bumps the generation of objects that have one.
+            # Store.markAsDeleting: a finalizer-delayed deletion bumps the
+            # generation of objects that have one.
             gen = nmeta.get("generation")
             if isinstance(gen, int) and not isinstance(gen, bool) and gen > 0:
                 nmeta["generation"] = gen + 1
         if is_ns:
             status = new.setdefault("status", {})
             status["phase"] = "Terminating"
+        if dry_run:
+            return new
         return self.storage.commit("MODIFIED", rkey(rt), new, old)
 
     def _remove_locked(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -1182,7 +1361,7 @@ class REST:
             meta["finalizers"] = fins
         else:
             meta.pop("finalizers", None)
-        if meta.get("deletionTimestamp") and not fins and rt.kind != "Namespace":
+        if _deleted_during_update(_meta(obj), fins) and rt.kind != "Namespace":
             return self._remove_locked(rt, copy.deepcopy(obj))
         return self.storage.commit("MODIFIED", rkey(rt), new, obj)
 

@@ -24,7 +24,10 @@ name            simulates
                 (``kubelet.py``): pods are bound to it and run: ``Running``,
                 a pod IP, ready container statuses and the conditions
                 ``PodReadyToStartContainers``, ``Initialized``, ``Ready``,
-                ``ContainersReady``, ``PodScheduled``.
+                ``ContainersReady``, ``PodScheduled``; a deleted pod
+                (Terminating for its grace period, as the server deletes
+                pods gracefully) is deleted with ``gracePeriodSeconds: 0`` in
+                the next pass, without waiting out the grace period.
 ``endpoints``   the Endpoints and EndpointSlice controllers (``endpoints.py``,
                 ``endpointslice.py``): for Services with a selector, from the
                 selected pods' IPs and the Service's (resolved) ports.
@@ -58,7 +61,8 @@ probes never run: containers are ready at once and never restart), container
 exits, restarts and ``OOMKilled``, image pulls, volumes, resource limits, and
 network traffic to pod or Service IPs (the addresses are bookkeeping only).
 Also not simulated: other workload controllers (StatefulSet, DaemonSet, Job,
-CronJob), graceful pod termination (a deleted pod is removed at once), node
+CronJob), the time a graceful pod termination takes (the simulated kubelet
+ends it at once, and does not write terminated container statuses first), node
 heartbeats and Leases, taints, affinity and resource-aware scheduling,
 kube-proxy, and adoption of orphaned ReplicaSets or pods by selector.
 """

@@ -203,7 +203,12 @@ class InternalClient:
         self.writes += 1
         return self.rest.out(rt, out)
 
-    def delete(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
+    def delete(
+        self, rt: ResourceType, obj: dict[str, Any], *, grace_period_seconds: int | None = None
+    ) -> bool:
+        """DELETE ``obj`` (uid precondition, Background propagation) with
+        ``gracePeriodSeconds`` ``grace_period_seconds`` (None: not given, so
+        a pod gets its own grace period, as from kube's controllers)."""
         m = meta(obj)
         try:
             self.rest.delete(
@@ -212,6 +217,7 @@ class InternalClient:
                 str(m.get("name", "")),
                 propagation="Background",
                 preconditions={"uid": m.get("uid")},
+                grace_period_seconds=grace_period_seconds,
             )
         except StatusError as err:
             logger.info(

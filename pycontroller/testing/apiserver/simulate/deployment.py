@@ -15,8 +15,9 @@ Per Deployment, each pass runs one ``syncDeployment`` step as kube does:
   its status (no generation bump);
 - ``RollingUpdate``: scale the new ReplicaSet up within ``maxSurge``, old ones
   down within ``maxUnavailable`` (unhealthy replicas first), one step per
-  pass; ``Recreate``: old ReplicaSets to zero, wait for their pods to go,
-  then the new one to full size; a change of ``replicas`` alone (the scale
+  pass; ``Recreate``: old ReplicaSets to zero, wait for their pods to go
+  (terminating ones included: with the kubelet simulation they go once it
+  deletes them), then the new one to full size; a change of ``replicas`` alone (the scale
   subresource) scales proportionally, as ``dc.scale`` does; a paused
   Deployment is only scaled;
 - ``status`` exactly as ``calculateStatus``/``syncRolloutStatus`` write it:
@@ -295,10 +296,12 @@ class DeploymentController:
             uid = owner_uid(rs)
             if uid:
                 by_owner.setdefault(uid, []).append(rs)
+        # Recreate's ``oldPodsRunning``: pods not Succeeded/Failed, terminating
+        # ones included (a Recreate waits until they are gone).
         pods_by_owner: dict[str, int] = {}
         for pod in self.c.items(pod_rt):
             uid = owner_uid(pod)
-            if uid:
+            if uid and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
                 pods_by_owner[uid] = pods_by_owner.get(uid, 0) + 1
         wake: float | None = None
         for d in self.c.items(d_rt):

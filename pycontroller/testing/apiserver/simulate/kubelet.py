@@ -20,6 +20,14 @@
   so a test keeps a pod unready by leaving its gate condition unset or False,
   and a pod's terminal phase written by a test (Failed, Succeeded) is kept.
   Containers never exit or restart.
+- Graceful deletion: a pod of ``node-1`` being deleted (``deletionTimestamp``
+  set, ``deletionGracePeriodSeconds`` > 0) is deleted with
+  ``gracePeriodSeconds: 0`` and its uid as precondition, as the kubelet's
+  status manager does once the containers have stopped, in the next pass
+  (tens of milliseconds): the containers stop at once, whatever the grace
+  period, so tests do not wait it out. The pod's status is not rewritten
+  first (no terminated container states, no terminal phase). Pods bound to
+  another node stay Terminating, as with a node that is gone.
 """
 
 from __future__ import annotations
@@ -224,9 +232,11 @@ class Kubelet:
         pods = self.c.items(pod_rt)
         used = {str((p.get("status") or {}).get("podIP")) for p in pods}
         for pod in pods:
-            if meta(pod).get("deletionTimestamp"):
-                continue
             spec = pod.get("spec") or {}
+            if meta(pod).get("deletionTimestamp"):
+                if spec.get("nodeName") == NODE_NAME:
+                    self._finish_deletion(pod_rt, pod)
+                continue
             node_name = spec.get("nodeName")
             if not node_name:
                 if spec.get("schedulerName", SCHEDULER) == SCHEDULER:
@@ -281,6 +291,15 @@ class Kubelet:
         return self.scheduler.bind(pod_rt, pod, NODE_NAME, now())
 
     # --- kubelet -------------------------------------------------------------------
+
+    def _finish_deletion(self, pod_rt: ResourceType, pod: dict[str, Any]) -> None:
+        """A pod of this node in its grace period: the kubelet stops its
+        containers (at once: there are none) and its status manager deletes it
+        with ``gracePeriodSeconds: 0`` and a uid precondition. A pod whose
+        grace period is already 0 waits for its finalizers: nothing to do."""
+        if not meta(pod).get("deletionGracePeriodSeconds"):
+            return
+        self.c.delete(pod_rt, pod, grace_period_seconds=0)
 
     def _alloc_ip(self, used: set[str]) -> str:
         while True:
