@@ -50,7 +50,7 @@ from pycontroller.testing.apiserver.http.negotiation import (
     encode_yaml,
 )
 from pycontroller.testing.apiserver.http.table import to_table
-from pycontroller.testing.apiserver.registry import listoptions, reviews
+from pycontroller.testing.apiserver.registry import admission_policy, listoptions, reviews
 from pycontroller.testing.apiserver.registry.events import events_field_selector
 from pycontroller.testing.apiserver.registry.eviction import KUBELET_ONLY
 from pycontroller.testing.apiserver.registry.rest import (
@@ -441,6 +441,7 @@ class _Handler(BaseHTTPRequestHandler):
         user = authorize_request(
             app.authenticator, app.authorizer, method, path, params, self.headers
         )
+        admission_policy.REQUEST_USER.set(user)  # request.userInfo for admission policies
         if path.rstrip("/") == "/version":
             # version.Info is written indented, without a final newline (WriteRawJSON).
             return Reply(200, json.dumps(version_info(), indent=2).encode())

@@ -30,7 +30,7 @@ from typing import Any
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
-from pycontroller.testing.apiserver.registry import conversion
+from pycontroller.testing.apiserver.registry import admission_policy, conversion
 from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
 from pycontroller.testing.apiserver.registry.names import (
@@ -701,6 +701,9 @@ class REST:
         if is_crd:
             crd_mod.default_crd(obj)
             self._validate_crd(rt, obj, None)
+        admission_policy.admit(
+            self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
+        )
         if opts.dry_run:
             return self.out(rt, obj)
         stored = self.storage.commit("ADDED", rkey(rt), obj, None)
@@ -874,6 +877,10 @@ class REST:
             meta["generation"] = gen
         if not meta.get("finalizers"):
             meta.pop("finalizers", None)
+        admission_policy.admit(
+            self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
+            warnings=opts.warnings,
+        )  # fmt: skip
         if _without_rv(new) == _without_rv(old):
             return self.out(rt, old)  # no-op update: no new resourceVersion, no event
         if opts.dry_run:
@@ -1232,6 +1239,7 @@ class REST:
                 )
             if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
                 raise forbidden(rt, name, "this namespace may not be deleted")
+            admission_policy.admit(self, rt, "DELETE", None, old, dry_run=dry_run)
             if dry_run and rkey(rt) not in _GRACEFUL_KINDS:
                 return self.out(rt, old)
             return self.out(

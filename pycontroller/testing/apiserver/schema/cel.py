@@ -29,7 +29,14 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CELError", "compile_rule", "evaluate", "uses_old_self"]
+__all__ = [
+    "CELError",
+    "CELUnsupported",
+    "compile_rule",
+    "evaluate",
+    "evaluate_env",
+    "uses_old_self",
+]
 
 
 class CELError(Exception):
@@ -37,7 +44,10 @@ class CELError(Exception):
 
 
 class _Unsupported(CELError):
-    pass
+    """A construct outside this subset (not a CEL error kube would report)."""
+
+
+CELUnsupported = _Unsupported
 
 
 # --------------------------------------------------------------------------
@@ -244,6 +254,12 @@ class _Parser:
         node = self.primary()
         while True:
             if self.accept("."):
+                if self.accept("?"):
+                    t = self.next()
+                    if t.kind != "id":
+                        raise CELError(f"expected a field name, got {t.text!r}")
+                    node = ("optselect", node, t.text)
+                    continue
                 t = self.next()
                 if t.kind != "id":
                     raise CELError(f"expected a field name, got {t.text!r}")
@@ -252,9 +268,10 @@ class _Parser:
                 else:
                     node = ("select", node, t.text)
             elif self.accept("["):
+                optional = self.accept("?")
                 idx = self.expr()
                 self.expect("]")
-                node = ("index", node, idx)
+                node = ("optindex" if optional else "index", node, idx)
             else:
                 return node
 
@@ -437,6 +454,16 @@ def _method(name: str, target: Any, args: list[Any]) -> Any:
             return target.split(args[0])
         if name == "indexOf" and len(args) == 1:
             return target.find(args[0])
+        if name == "lastIndexOf" and len(args) == 1:
+            return target.rfind(args[0])
+        if name == "replace" and len(args) in (2, 3):
+            count = args[2] if len(args) == 3 else -1
+            return target.replace(args[0], args[1], count)
+        if name == "substring" and 1 <= len(args) <= 2:
+            end = args[1] if len(args) == 2 else len(target)
+            if not 0 <= args[0] <= end <= len(target):
+                raise CELError(f"index out of range: {end if end > len(target) else args[0]}")
+            return target[args[0] : end]
     if isinstance(target, list):
         if name == "join" and len(args) <= 1:
             sep = args[0] if args else ""
@@ -482,6 +509,52 @@ def _function(name: str, args: list[Any]) -> Any:
     raise _Unsupported(f"unsupported function {name}()")
 
 
+@dataclass(frozen=True)
+class _Opt:
+    """A CEL ``optional`` value (``x.?f``, ``m[?k]``, ``optional.of``)."""
+
+    present: bool
+    value: Any = None
+
+
+_NONE = _Opt(False)
+
+
+def _opt_select(target: Any, key: Any) -> _Opt:
+    if isinstance(target, _Opt):
+        if not target.present:
+            return _NONE
+        target = target.value
+    if isinstance(target, dict):
+        return _Opt(True, target[key]) if key in target else _NONE
+    if isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool):
+        return _Opt(True, target[key]) if 0 <= key < len(target) else _NONE
+    raise CELError(f"cannot select {key} from {type(target).__name__}")
+
+
+def _opt_method(name: str, target: _Opt, args: list[Any]) -> Any:
+    if name == "hasValue" and not args:
+        return target.present
+    if name == "value" and not args:
+        if not target.present:
+            raise CELError("optional.none() dereference")
+        return target.value
+    if name == "orValue" and len(args) == 1:
+        return target.value if target.present else args[0]
+    if name == "or" and len(args) == 1 and isinstance(args[0], _Opt):
+        return target if target.present else args[0]
+    raise _Unsupported(f"unsupported method {name}() on optional")
+
+
+def _zero(v: Any) -> bool:
+    return (
+        v is None
+        or (not isinstance(v, bool) and v in (0, "", b""))
+        or v in ([], {})
+        or (v is False)
+    )
+
+
 class _Evaluator:
     def __init__(self, env: dict[str, Any]) -> None:
         self.env = env
@@ -494,8 +567,14 @@ class _Evaluator:
             if n[1] not in self.env:
                 raise CELError(f"undeclared reference to {n[1]!r}")
             return self.env[n[1]]
+        if kind == "optselect":
+            return _opt_select(self.eval(n[1]), n[2])
+        if kind == "optindex":
+            return _opt_select(self.eval(n[1]), self.eval(n[2]))
         if kind == "select":
             target = self.eval(n[1])
+            if isinstance(target, _Opt):
+                return _opt_select(target, n[2])
             if isinstance(target, dict):
                 if n[2] not in target:
                     raise CELError(f"no such key: {n[2]}")
@@ -504,6 +583,8 @@ class _Evaluator:
         if kind == "index":
             target = self.eval(n[1])
             idx = self.eval(n[2])
+            if isinstance(target, _Opt):
+                return _opt_select(target, idx)
             if isinstance(target, list) and isinstance(idx, int) and not isinstance(idx, bool):
                 if not 0 <= idx < len(target):
                     raise CELError("index out of range")
@@ -570,12 +651,29 @@ class _Evaluator:
             if target_node is not None and name in _MACROS:
                 return self.macro(name, self.eval(target_node), arg_nodes)
             args = [self.eval(a) for a in arg_nodes]
+            if target_node == ("ident", "optional") and "optional" not in self.env:
+                if name == "of" and len(args) == 1:
+                    return _Opt(True, args[0])
+                if name == "ofNonZeroValue" and len(args) == 1:
+                    return _NONE if _zero(args[0]) else _Opt(True, args[0])
+                if name == "none" and not args:
+                    return _NONE
+                raise _Unsupported(f"unsupported function optional.{name}()")
             if target_node is not None:
-                return _method(name, self.eval(target_node), args)
+                target = self.eval(target_node)
+                if isinstance(target, _Opt):
+                    return _opt_method(name, target, args)
+                return _method(name, target, args)
+            if name == "dyn" and len(args) == 1:
+                return args[0]
             return _function(name, args)
         raise CELError(f"unknown node {kind}")
 
     def macro(self, name: str, target: Any, arg_nodes: list[Node]) -> Any:
+        if name == "map" and len(arg_nodes) == 3 and arg_nodes[0][0] == "ident":
+            # map(x, predicate, transform): filter, then map.
+            kept = self.macro("filter", target, arg_nodes[:2])
+            return self.macro("map", kept, [arg_nodes[0], arg_nodes[2]])
         if len(arg_nodes) != 2 or arg_nodes[0][0] != "ident":
             raise CELError(f"bad {name}() macro")
         var = arg_nodes[0][1]
@@ -620,6 +718,25 @@ def evaluate(rule: str, self_value: Any, old_self: Any = _UNSET) -> Any:
     if old_self is not _UNSET:
         env["oldSelf"] = old_self
     return _Evaluator(env).eval(ast)
+
+
+def evaluate_env(expression: str, env: dict[str, Any]) -> Any:
+    """Evaluate ``expression`` with the top-level variables ``env`` (an
+    admission policy's ``object``, ``oldObject``, ``request``, ``params``,
+    ``variables``...). An optional result is returned as its value (None
+    when absent). Raises ``CELUnsupported`` for constructs outside this
+    subset (including anything that does not parse here) and ``CELError``
+    for evaluation errors kube reports too (no such key, no such overload)."""
+    try:
+        ast = compile_rule(expression)
+    except _Unsupported:
+        raise
+    except CELError as err:
+        raise _Unsupported(f"does not parse in the supported CEL subset: {err}") from err
+    result = _Evaluator(dict(env)).eval(ast)
+    if isinstance(result, _Opt):
+        return result.value if result.present else None
+    return result
 
 
 def uses_old_self(rule: str) -> bool:
