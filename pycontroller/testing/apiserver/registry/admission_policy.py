@@ -563,9 +563,11 @@ def _validate(
     """``validator.Validate``: the (message, reason) of each failed decision."""
     conditions = spec.get("matchConditions") or []
     errors: list[str] = []
+    # The match-condition matcher is given no namespace (matchconditions/matcher.go).
+    cond_env = {**env, "namespaceObject": None}
     for cond in conditions:
         try:
-            result = _run(str(cond.get("expression") or ""), env, where)
+            result = _run(str(cond.get("expression") or ""), cond_env, where)
         except _EvalError as err:
             errors.append(str(err))
             continue
