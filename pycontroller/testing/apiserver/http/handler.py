@@ -556,6 +556,7 @@ class _Handler(BaseHTTPRequestHandler):
                     sel,
                     propagation=delete.propagation,
                     dry_run=delete.dry_run,
+                    grace_period_seconds=delete.grace_period_seconds,
                 )
                 return self._reply(200, rt, listed, chosen)
             obj = app.rest.delete(
@@ -565,6 +566,7 @@ class _Handler(BaseHTTPRequestHandler):
                 propagation=delete.propagation,
                 preconditions=delete.preconditions,
                 dry_run=delete.dry_run,
+                grace_period_seconds=delete.grace_period_seconds,
             )
             return self._reply(200, rt, obj, chosen)
         raise method_not_allowed()

@@ -20,9 +20,7 @@ import base64
 import binascii
 import copy
 import datetime
-import enum
 import logging
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -220,30 +218,6 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Unset(enum.Enum):
-    """The default of ``REST.delete``'s ``grace_period_seconds``: take the one
-    the current request's ``DeleteOptions.parse`` read (see ``_request_grace``)."""
-
-    FROM_REQUEST = 0
-
-
-FROM_REQUEST = _Unset.FROM_REQUEST
-
-# The gracePeriodSeconds the last ``DeleteOptions.parse`` read in this thread,
-# consumed by the next ``REST.delete``/``delete_collection`` called without an
-# explicit ``grace_period_seconds``: how the HTTP handler's DELETE (which
-# passes propagation, preconditions and dry run only) reaches the pod
-# strategy's grace period. Remove once the handler passes
-# ``grace_period_seconds=options.grace_period_seconds`` itself.
-_request_grace = threading.local()
-
-
-def _take_request_grace() -> int | None:
-    value: int | None = getattr(_request_grace, "value", None)
-    _request_grace.value = None
-    return value
-
-
 def _parse_grace(value: Any, *, query: bool) -> int | None:
     """``gracePeriodSeconds`` (an int64) from the query or the body."""
     if value is None:
@@ -291,12 +265,10 @@ class DeleteOptions:
                 '"Orphan", "Background", "Foreground"'
             )
         dry = params.get("dryRun") == "All" or options.get("dryRun") == ["All"]
-        _request_grace.value = None
         if isinstance(body, dict):
             grace = _parse_grace(body.get("gracePeriodSeconds"), query=False)
         else:
             grace = _parse_grace(params.get("gracePeriodSeconds"), query=True)
-        _request_grace.value = grace
         return cls(propagation, dict(options.get("preconditions") or {}), dry, grace)
 
 
@@ -1166,15 +1138,13 @@ class REST:
         *,
         propagation: str | None = None,
         dry_run: bool = False,
-        grace_period_seconds: int | None | _Unset = FROM_REQUEST,
+        grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
         """DELETE on a collection: every object ``selector`` matches, one by one as
         ``delete`` would (finalizers, propagation and each pod's own grace
         period included), under one lock so the list and the deletions see
         the same objects. Objects gone meanwhile are skipped. Returns the List
         of what was deleted (as kube does)."""
-        if isinstance(grace_period_seconds, _Unset):
-            grace_period_seconds = _take_request_grace()
         with self.storage.lock:
             listed = self.list(rt, ns, selector)
             out = []
@@ -1206,13 +1176,10 @@ class REST:
         propagation: str | None = None,
         preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
-        grace_period_seconds: int | None | _Unset = FROM_REQUEST,
+        grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
         """kube's ``Store.Delete``. ``grace_period_seconds`` is
-        ``DeleteOptions.gracePeriodSeconds`` (None: not given); by default,
-        the one the current request's ``DeleteOptions.parse`` read."""
-        if isinstance(grace_period_seconds, _Unset):
-            grace_period_seconds = _take_request_grace()
+        ``DeleteOptions.gracePeriodSeconds`` (None: not given)."""
         ns = (ns or "") if rt.namespaced else ""
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
