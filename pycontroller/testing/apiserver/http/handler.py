@@ -49,6 +49,7 @@ from pycontroller.testing.apiserver.http.negotiation import (
     encode_json_pretty,
     encode_yaml,
 )
+from pycontroller.testing.apiserver.http.openapi_v2 import openapi_v2_reply
 from pycontroller.testing.apiserver.http.table import to_table
 from pycontroller.testing.apiserver.registry import admission_policy, listoptions, reviews
 from pycontroller.testing.apiserver.registry.events import events_field_selector
@@ -449,6 +450,8 @@ class _Handler(BaseHTTPRequestHandler):
             return Reply(200, b"ok", "text/plain; charset=utf-8")
         r = route(app, path)
         if r is None:
+            if method == "GET" and path == "/openapi/v2":
+                return Reply(*openapi_v2_reply(app.registry, method, self.headers))
             if method == "GET":
                 for fn in (discovery_response, openapi_response):
                     res = fn(app.registry, path, accept)
