@@ -152,6 +152,34 @@ def test_foreground_via_delete_options_body(apiserver: APIServer) -> None:
     wait_for(lambda: not exists(apiserver, f"{CM}/owner") and not exists(apiserver, f"{CM}/c"))
 
 
+def test_a_delete_body_wins_over_the_query_entirely(apiserver: APIServer) -> None:
+    # kube's DeleteResource decodes DeleteOptions from the body when there is
+    # one and from the query only when the body is empty: never a mix.
+    owner = make_owner(apiserver)
+    make_child(apiserver, "kid", owner)
+    code, obj = request(
+        apiserver,
+        "DELETE",
+        f"{CM}/owner?propagationPolicy=Foreground&dryRun=All",
+        {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"},
+    )
+    assert code == 200 and obj["metadata"]["finalizers"] == ["orphan"]
+    wait_for(lambda: not exists(apiserver, f"{CM}/owner"))  # not a dry run
+    _, kid = request(apiserver, "GET", f"{CM}/kid")
+    assert "ownerReferences" not in kid["metadata"]  # orphaned, not deleted in foreground
+
+
+def test_delete_collection_options_from_the_query_without_a_body(apiserver: APIServer) -> None:
+    request(apiserver, "POST", CM, {"metadata": {"name": "x", "labels": {"k": "v"}}})
+    code, listed = request(apiserver, "DELETE", f"{CM}?labelSelector=k%3Dv&dryRun=All")
+    assert code == 200 and [i["metadata"]["name"] for i in listed["items"]] == ["x"]
+    assert exists(apiserver, f"{CM}/x")  # dry run: still there
+    code, _ = request(apiserver, "DELETE", f"{CM}?labelSelector=k%3Dv&dryRun=All", {})
+    assert code == 200
+    # A body (even empty options): the query's dryRun is ignored.
+    assert not exists(apiserver, f"{CM}/x")
+
+
 def test_orphan_propagation(apiserver: APIServer) -> None:
     owner = make_owner(apiserver)
     make_child(apiserver, "kid", owner)

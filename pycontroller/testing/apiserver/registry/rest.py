@@ -242,10 +242,11 @@ def _parse_grace(value: Any, *, query: bool) -> int | None:
 @dataclass
 class DeleteOptions:
     """What a DELETE asks for: ``propagationPolicy`` (None: the kind's default,
-    Background), preconditions and dry run, from the query and the body's
-    ``DeleteOptions`` (the query wins, as in kube); ``gracePeriodSeconds``
-    from the body when there is one, else from the query (kube decodes the
-    query only when the body is empty)."""
+    Background), preconditions, dry run and ``gracePeriodSeconds``.
+
+    As kube's ``DeleteResource`` and ``DeleteCollection`` handlers: from the
+    body's ``DeleteOptions`` when the request has a body, else from the query
+    (one or the other, never a mix)."""
 
     propagation: str | None = None
     preconditions: dict[str, Any] = field(default_factory=dict)
@@ -255,6 +256,8 @@ class DeleteOptions:
     @classmethod
     def parse(cls, params: dict[str, str], body: Any) -> DeleteOptions:
         options = body if isinstance(body, dict) else {}
+        if body is not None:
+            params = {}
         propagation = params.get("propagationPolicy") or options.get("propagationPolicy")
         orphan = params.get("orphanDependents", options.get("orphanDependents"))
         if propagation is None and orphan is not None:
