@@ -76,8 +76,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "MutatingWebhookConfiguration": {"webhooks": []},
     "ValidatingWebhookConfiguration": {"webhooks": []},
-    "ValidatingAdmissionPolicy": {"spec": {"validations": [{"expression": "true"}]}},
-    "ValidatingAdmissionPolicyBinding": {"spec": {"policyName": "p"}},
+    "ValidatingAdmissionPolicy": {"spec": {
+        "matchConstraints": {"resourceRules": [{
+            "apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
+            "resources": ["widgets"]}]},
+        "validations": [{"expression": "true"}]}},
+    "ValidatingAdmissionPolicyBinding": {
+        "spec": {"policyName": "p", "validationActions": ["Deny"]}},
     "FlowSchema": {"spec": {"priorityLevelConfiguration": {"name": "global-default"}}},
     "PriorityLevelConfiguration": {"spec": {"type": "Exempt", "exempt": {}}},
     "CustomResourceDefinition": {},  # exercised in test_crd.py
