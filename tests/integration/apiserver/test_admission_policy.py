@@ -714,3 +714,74 @@ spec:
         "'max-replicas-binding' denied request: at most 5 replicas"
     )
     assert kubectl("get", "deployments", "-n", "default", "-o", "name").stdout == ""
+
+
+# --- custom resources, apply -----------------------------------------------------------
+
+
+def widget_crd() -> dict[str, Any]:
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": schema},
+                {"name": "v2", "served": True, "storage": False, "schema": schema},
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize("match_policy", ["Equivalent", "Exact"])
+def test_custom_resources_and_match_policy(server: APIServer, match_policy: str) -> None:
+    code, out = request(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                        widget_crd())  # fmt: skip
+    assert code == 201, out
+    make_policy(
+        server,
+        "p",
+        [{"expression": "object.spec.size < 10",
+          "messageExpression": "request.resource.version + ' via ' + "
+                               "request.requestResource.version + ' ' + object.apiVersion"}],
+        rules=[rule(["widgets"], ["CREATE"], "example.com")],
+        matchConstraints={"matchPolicy": match_policy},
+    )  # fmt: skip
+    make_binding(server, "b", "p")
+    widget = {"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "w"},
+              "spec": {"size": 20}}  # fmt: skip
+    code, out = request(server, "POST", f"/apis/example.com/v2/namespaces/{NS}/widgets", widget)
+    if match_policy == "Exact":
+        assert code == 201, out
+        return
+    assert (code, out) == (
+        422,
+        denied("w", "p", "b", "v1 via v2 example.com/v1", resource="widgets", group="example.com"),
+    )
+
+
+def test_server_side_apply_is_admitted_as_create_then_update(server: APIServer) -> None:
+    make_policy(
+        server,
+        "p",
+        [{"expression": "object.data.mode != 'unsafe'",
+          "messageExpression": "request.operation + ' unsafe'"}],
+        rules=[rule(["configmaps"], ["CREATE", "UPDATE"], "")],
+    )  # fmt: skip
+    make_binding(server, "b", "p")
+    url = f"{CONFIGMAPS}/c?fieldManager=test"
+    ctype = "application/apply-patch+yaml"
+    cm = configmap("c", {"mode": "unsafe"})
+    assert request(server, "PATCH", url, cm, ctype) == (
+        422,
+        denied("c", "p", "b", "CREATE unsafe", resource="configmaps", group=""),
+    )
+    assert request(server, "PATCH", url, configmap("c", {"mode": "safe"}), ctype)[0] == 201
+    assert request(server, "PATCH", url, cm, ctype) == (
+        422,
+        denied("c", "p", "b", "UPDATE unsafe", resource="configmaps", group=""),
+    )
