@@ -430,3 +430,29 @@ def test_kubernetes_client_lists_builtins(apiserver: APIServer) -> None:
         lst = client.CoreV1Api(api).list_namespaced_config_map("default")
     assert [i.metadata.name for i in lst.items] == ["k"]
     assert lst.items[0].kind is None  # as against kube-apiserver
+
+
+def test_events_k8s_io_apply_is_field_managed_in_its_version(apiserver: APIServer) -> None:
+    # An apply through events.k8s.io/v1 owns that version's paths (.note), and a
+    # core/v1 applier changing the same field (.message) conflicts on them.
+    new = {
+        "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "a.1"},
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "note": "first", "reason": "Started", "type": "Normal", "action": "Start",
+        "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+    }  # fmt: skip
+    apply = "application/apply-patch+yaml"
+    code, ev = request(apiserver, "PATCH", f"{NEW_EV}/a.1?fieldManager=rec", new, apply)
+    assert code == 201, ev
+    [entry] = ev["metadata"]["managedFields"]
+    assert (entry["operation"], entry["apiVersion"]) == ("Apply", "events.k8s.io/v1")
+    assert "f:note" in entry["fieldsV1"] and "f:message" not in entry["fieldsV1"]
+    core = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a.1"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+            "message": "second"}  # fmt: skip
+    code, st = request(apiserver, "PATCH", f"{CORE_EV}/a.1?fieldManager=other", core, apply)
+    assert code == 409, st
+    assert st["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "rec"', "field": ".note"}
+    ]

@@ -11,6 +11,7 @@ from kubernetes import client as k8s
 from support.http import call
 
 from pycontroller import ResourceClient
+from pycontroller.errors import ConflictError
 from pycontroller.testing import APIServer
 from pycontroller.testing.apiserver.registry.hpa import (
     BEHAVIOR_ANNOTATION,
@@ -203,3 +204,95 @@ def test_v2_behavior_given_in_part_is_completed_as_kube_defaults_it(
     body["metadata"]["name"] = "plain"
     del body["spec"]["behavior"]
     assert "behavior" not in v2.create(body, namespace="default")["spec"]
+
+
+# --- server-side apply and managedFields through the converted version --------
+
+
+def _v1_hpa(max_replicas: int, cpu: int | None = 50) -> dict[str, Any]:
+    spec: dict[str, Any] = {"scaleTargetRef": REF, "maxReplicas": max_replicas}
+    if cpu is not None:
+        spec["targetCPUUtilizationPercentage"] = cpu
+    return {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "h"}, "spec": spec}  # fmt: skip
+
+
+def _entries(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["manager"]: e for e in obj["metadata"]["managedFields"]}
+
+
+def test_apply_through_v1_is_field_managed_in_v1(apiserver: APIServer) -> None:
+    # kube's field manager works on the object in the request's version: the
+    # applier's entry is an Apply at autoscaling/v1, with v1's paths.
+    v1, v2 = _clients(apiserver)
+    applied = v1.apply(_v1_hpa(5), field_manager="ops", namespace="default")
+    entry = _entries(applied)["ops"]
+    assert (entry["operation"], entry["apiVersion"]) == ("Apply", "autoscaling/v1")
+    assert set(entry["fieldsV1"]["f:spec"]) == {
+        "f:scaleTargetRef", "f:maxReplicas", "f:targetCPUUtilizationPercentage",
+    }  # fmt: skip
+    # The same entries whichever version serves the object.
+    assert (
+        v2.get("h", namespace="default")["metadata"]["managedFields"]
+        == (applied["metadata"]["managedFields"])
+    )
+
+
+def test_a_second_v1_applier_conflicts_and_force_takes_the_field(apiserver: APIServer) -> None:
+    v1, _ = _clients(apiserver)
+    v1.apply(_v1_hpa(5), field_manager="ops", namespace="default")
+    try:
+        v1.apply(_v1_hpa(7), field_manager="team", namespace="default")
+    except ConflictError as err:
+        assert err.body["details"]["causes"] == [
+            {"reason": "FieldManagerConflict", "message": 'conflict with "ops"',
+             "field": ".spec.maxReplicas"}
+        ]  # fmt: skip
+    else:
+        raise AssertionError("a second applier changed a field another owns")
+    forced = v1.apply(_v1_hpa(7), field_manager="team", force=True, namespace="default")
+    assert forced["spec"]["maxReplicas"] == 7
+    entries = _entries(forced)
+    assert "f:maxReplicas" in entries["team"]["fieldsV1"]["f:spec"]
+    assert "f:maxReplicas" not in entries["ops"]["fieldsV1"]["f:spec"]
+
+
+def test_managers_of_different_versions_conflict_on_the_same_field(
+    apiserver: APIServer,
+) -> None:
+    # What a v2 apply changes is compared with the v1 applier's fields on the
+    # objects converted to v1 (kube converts to each manager's version).
+    v1, v2 = _clients(apiserver)
+    v1.apply(_v1_hpa(5), field_manager="ops", namespace="default")
+    live = v2.get("h", namespace="default")
+    config = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+              "metadata": {"name": "h"},
+              "spec": {"scaleTargetRef": REF, "maxReplicas": 9,
+                       "metrics": live["spec"]["metrics"]}}  # fmt: skip
+    try:
+        v2.apply(config, field_manager="v2-tool", namespace="default")
+    except ConflictError as err:
+        assert [c["field"] for c in err.body["details"]["causes"]] == [".spec.maxReplicas"]
+    else:
+        raise AssertionError("a v2 applier changed a field a v1 applier owns")
+    config["spec"]["maxReplicas"] = 5  # the value it has: shared, no conflict
+    shared = v2.apply(config, field_manager="v2-tool", namespace="default")
+    entries = _entries(shared)
+    assert entries["v2-tool"]["apiVersion"] == "autoscaling/v2"
+    assert "f:maxReplicas" in entries["ops"]["fieldsV1"]["f:spec"]
+
+
+def test_an_update_through_v1_is_recorded_at_v1(apiserver: APIServer) -> None:
+    v1, _ = _clients(apiserver)
+    created = v1.create(_v1_hpa(5), namespace="default")
+    entry = created["metadata"]["managedFields"][0]
+    assert (entry["operation"], entry["apiVersion"]) == ("Update", "autoscaling/v1")
+    assert "f:targetCPUUtilizationPercentage" in entry["fieldsV1"]["f:spec"]
+    created["spec"]["maxReplicas"] = 6
+    code, _, updated = call(apiserver, "PUT",
+                            "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/h"
+                            "?fieldManager=editor", created)  # fmt: skip
+    assert code == 200, updated
+    entries = _entries(updated)
+    assert entries["editor"]["apiVersion"] == "autoscaling/v1"
+    assert entries["editor"]["fieldsV1"] == {"f:spec": {"f:maxReplicas": {}}}

@@ -19,7 +19,7 @@ from typing import Any
 from pycontroller.testing.apiserver.registry import events, hpa
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
-__all__ = ["from_stored", "to_stored"]
+__all__ = ["converted", "from_stored", "to_stored"]
 
 _Convert = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -28,6 +28,15 @@ _CONVERSIONS: dict[tuple[str, str, str], tuple[_Convert, _Convert]] = {
     ("events.k8s.io", "v1", "events"): (events.events_to_core, events.core_to_events),
     ("autoscaling", "v1", "horizontalpodautoscalers"): (hpa.v1_to_v2, hpa.v2_to_v1),
 }
+# The stored types of those pairs.
+_STORED = {("", "v1", "events"), ("autoscaling", "v2", "horizontalpodautoscalers")}
+
+
+def converted(rt: ResourceType) -> bool:
+    """True when ``rt`` is one side of a real conversion (served from, or
+    storing for, another version): its versions' fields differ."""
+    key = (rt.group, rt.version, rt.plural)
+    return key in _CONVERSIONS or key in _STORED
 
 
 def _relabelled(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:

@@ -24,10 +24,10 @@ this is our own code over JSON values):
 Annotation values are compact JSON with keys in the Go structs' field order,
 as ``json.Marshal`` writes them.
 
-Limits: a write through v1 is recorded in ``managedFields`` under the stored
-version (``autoscaling/v2``) and its fields, where kube records the request's
-version; server-side apply through v1 merges without field management (as
-for ``events.k8s.io``).
+Field management (``managedFields``, server-side apply and its conflicts)
+runs in the request's version, as kube's: a write through v1 is recorded at
+``autoscaling/v1`` with v1's paths, and managers of either version conflict on
+the fields they share (``REST._track`` and ``fieldmanager.Views``).
 """
 
 from __future__ import annotations

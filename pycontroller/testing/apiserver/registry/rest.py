@@ -23,7 +23,8 @@ import datetime
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pycontroller import _json
@@ -42,7 +43,6 @@ from pycontroller.testing.apiserver.registry.patch import (
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC,
-    apply_patch,
     decode_patch,
     json_merge_patch,
     json_patch,
@@ -195,6 +195,9 @@ class WriteOptions:
     user_agent: str = ""  # names the field manager when fieldManager is not given
     # Set by an apply: the managedFields entries the write stores (fieldmanager.py).
     managed_fields: list[dict[str, Any]] | None = None
+    # The type the request came through when it shares another's storage
+    # (``stored_as``): field management runs in its version (``_track``).
+    served_as: ResourceType | None = None
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -379,6 +382,56 @@ class REST:
         if target is None:
             raise StatusError(500, "InternalError", f"no storage for {rt.api_version} {rt.plural}")
         return target
+
+    def _field_views(self, rt: ResourceType) -> fieldmanager.Views | None:
+        """For field management: ``rt``'s objects converted to each other version
+        of their storage (``conversion.py``); None when none converts."""
+        if not conversion.converted(rt):
+            return None
+        stored_rt = self._stored_type(rt) or rt
+
+        def view(api_version: str) -> tuple[ResourceType, Callable[..., dict[str, Any]]] | None:
+            group, _, version = api_version.rpartition("/")
+            target = self.registry.get(group, version, rt.plural)
+            if target is None or target is rt:
+                return None
+
+            def convert(obj: dict[str, Any]) -> dict[str, Any]:
+                stored = obj if stored_rt is rt else conversion.to_stored(rt, stored_rt, obj)
+                return stored if target is stored_rt else conversion.from_stored(target, stored)
+
+            return target, convert
+
+        return view
+
+    def _track(
+        self,
+        rt: ResourceType,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> None:
+        """Record the write in ``new``'s managedFields (``fieldmanager.py``), in the
+        version the request came through (``opts.served_as``), as kube's field
+        manager works on the request's version of the object."""
+        served = opts.served_as or rt
+        if served is rt:
+            old_view, new_view = old, new
+        else:
+            new_view = conversion.from_stored(served, new)
+            old_view = None if old is None else conversion.from_stored(served, old)
+        views = self._field_views(served)
+        if old_view is None:
+            fieldmanager.track_create(served, new_view, opts, views)
+        else:
+            fieldmanager.track_update(served, old_view, new_view, opts, subresource, views)
+        if new_view is not new:
+            managed = _meta(new_view).get("managedFields")
+            if managed is None:
+                _meta(new).pop("managedFields", None)
+            else:
+                _meta(new)["managedFields"] = managed
 
     def _check_namespace(self, rt: ResourceType, ns: str, name: str) -> None:
         nsobj = self.storage.get(("", "namespaces"), "", ns)
@@ -589,7 +642,8 @@ class REST:
         self._check_kind(rt, body)
         stored_rt = self._stored_type(rt)
         if stored_rt is not None:
-            created = self.create(stored_rt, ns, conversion.to_stored(rt, stored_rt, body), opts)
+            stored_body = conversion.to_stored(rt, stored_rt, body)
+            created = self.create(stored_rt, ns, stored_body, replace(opts, served_as=rt))
             return self.out(rt, created)
         # kind and apiVersion first, as kube serializes them.
         obj = {"kind": rt.kind, "apiVersion": rt.api_version, **copy.deepcopy(body)}
@@ -671,7 +725,7 @@ class REST:
         if causes:
             raise invalid(rt, name, causes)
         self._validate_custom(rt, obj, None, opts)
-        fieldmanager.track_create(rt, obj, opts)
+        self._track(rt, None, obj, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd:
             crd_mod.default_crd(obj)
@@ -704,7 +758,8 @@ class REST:
         stored_rt = self._stored_type(rt)
         if stored_rt is not None:
             stored = conversion.to_stored(rt, stored_rt, body)
-            updated = self.update(stored_rt, ns, name, stored, opts, subresource=subresource)
+            served = replace(opts, served_as=rt)
+            updated = self.update(stored_rt, ns, name, stored, served, subresource=subresource)
             return self.out(rt, updated)
         meta = body.get("metadata")
         if not isinstance(meta, dict):
@@ -838,7 +893,7 @@ class REST:
                         }
                     ],
                 )
-        fieldmanager.track_update(rt, old, new, opts, subresource)
+        self._track(rt, old, new, opts, subresource)
         if builtin.tracks_generation(rt):
             gen = int(old_meta.get("generation") or 1)
             if _spec_part(new) != _spec_part(old) or (
@@ -970,7 +1025,7 @@ class REST:
         current: dict[str, Any],
         ctype: str,
         patch: Any,
-        opts: WriteOptions | None = None,
+        opts: WriteOptions,
         subresource: str = "",
     ) -> dict[str, Any]:
         """``current`` with ``patch`` of content type ``ctype`` applied."""
@@ -982,10 +1037,8 @@ class REST:
             patched = strategic_merge_patch(current, patch)
         else:
             self._check_kind(rt, patch if isinstance(patch, dict) else {})
-            if opts is None:  # through a converted type: merged, not field-managed
-                patched = apply_patch(current, patch)
-            else:
-                patched = fieldmanager.apply(rt, current, patch, opts, subresource)
+            views = self._field_views(rt)
+            patched = fieldmanager.apply(rt, current, patch, opts, subresource, views)
         if not isinstance(patched, dict):
             raise bad_request("patch result is not an object")
         return patched
@@ -1009,9 +1062,10 @@ class REST:
                 if ctype == APPLY and isinstance(patch, dict):
                     body = copy.deepcopy(patch)
                     _meta(body).setdefault("name", name)
+                    body = fieldmanager.apply(rt, None, body, opts, "", self._field_views(rt))
                     return self.create(rt, ns, body, opts), True
                 raise not_found(rt, name)
-            patched = self._patched(rt, copy.deepcopy(self.out(rt, old)), ctype, patch)
+            patched = self._patched(rt, copy.deepcopy(self.out(rt, old)), ctype, patch, opts)
             return self.update(rt, ns, name, patched, opts), False
 
     # --- scale subresource -------------------------------------------------------

@@ -21,6 +21,16 @@ keeps one entry whatever version it applies.
   ownership. A field the applier owned before and leaves out now is removed
   from the object, unless another manager (applier or updater) owns it.
 
+Each entry's fields are paths of its own ``apiVersion``. A kind served at
+several versions over one storage with a real conversion (``autoscaling/v1``
+and ``v2`` HPAs, core and ``events.k8s.io`` Events: ``registry/conversion.py``)
+is written in the request's version: the writer's entry and the apply are
+computed on the objects as that version serves them, and what a write changes
+is compared, for every other manager, on the objects converted to that
+manager's version (as kube's field manager converts the live and new objects
+to each version it finds in ``managedFields``). ``Views`` provides the
+conversions.
+
 Writes through the main resource never own ``.status`` of a kind with a
 status subresource; writes through ``/status`` own only ``.status`` (kube's
 reset fields). ``apiVersion``, ``kind`` and the server-set metadata (name,
@@ -32,6 +42,7 @@ into ``ancient-changes`` entries, one per apiVersion.
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,9 +58,12 @@ from pycontroller.testing.apiserver.status import StatusError, bad_request
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.registry.rest import WriteOptions
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "APPLY",
     "UPDATE",
+    "Views",
     "apply",
     "conflict_error",
     "default_manager",
@@ -59,6 +73,12 @@ __all__ = [
 
 APPLY = "Apply"
 UPDATE = "Update"
+
+#: ``views(api_version)``: the type of another version of the same storage and a
+#: function converting an object of the written version to it; None for a
+#: version that needs no conversion (or is unknown): its paths are compared as
+#: the written version's.
+Views = Callable[[str], "tuple[ResourceType, Callable[[dict[str, Any]], dict[str, Any]]] | None"]
 MAX_UPDATE_MANAGERS = 10
 ANCIENT_CHANGES = "ancient-changes"
 
@@ -238,6 +258,51 @@ def _cap_updaters(entries: list[_Entry]) -> list[_Entry]:
 # --- Update --------------------------------------------------------------------
 
 
+class _Changes:
+    """What a write changed and removed, in the written version and, on demand,
+    in another version of the same storage (the objects converted to it)."""
+
+    def __init__(
+        self,
+        rt: ResourceType,
+        live: dict[str, Any] | None,
+        new: dict[str, Any],
+        subresource: str,
+        views: Views | None,
+    ) -> None:
+        self._rt, self._live, self._new = rt, live, new
+        self._subresource, self._views = subresource, views
+        self._by_version: dict[str, tuple[FieldSet, FieldSet]] = {}
+        self.changed, self.removed = self._compare(rt, live, new)
+        self._by_version[rt.api_version] = (self.changed, self.removed)
+
+    def _compare(
+        self, rt: ResourceType, live: dict[str, Any] | None, new: dict[str, Any]
+    ) -> tuple[FieldSet, FieldSet]:
+        keep = _reset_filter(rt, self._subresource)
+        cmp = schema_for(rt).compare(_without_managed(live), _without_managed(new))
+        return keep(cmp.changed()), keep(cmp.removed)
+
+    def of(self, api_version: str) -> tuple[FieldSet, FieldSet]:
+        """(changed, removed) as paths of ``api_version``."""
+        got = self._by_version.get(api_version)
+        if got is not None:
+            return got
+        got = (self.changed, self.removed)
+        view = self._views(api_version) if self._views is not None else None
+        if view is not None:
+            vrt, convert = view
+            try:
+                live = convert(self._live) if self._live else None
+                got = self._compare(vrt, live, convert(self._new))
+            except (KeyError, TypeError, ValueError, AttributeError):
+                # An object the conversion cannot take (a partial one being
+                # created): compare in the written version's paths.
+                logger.debug("no %s view of %s", api_version, self._rt.api_version, exc_info=True)
+        self._by_version[api_version] = got
+        return got
+
+
 def _record_update(
     rt: ResourceType,
     live: dict[str, Any] | None,
@@ -245,14 +310,13 @@ def _record_update(
     entries: list[_Entry],
     manager: str,
     subresource: str,
+    views: Views | None = None,
 ) -> list[_Entry]:
-    schema = schema_for(rt)
-    keep = _reset_filter(rt, subresource)
-    cmp = schema.compare(_without_managed(live), _without_managed(new))
-    changed = keep(cmp.changed())
-    removed = keep(cmp.removed)
+    changes = _Changes(rt, live, new, subresource, views)
+    changed = changes.changed
     for e in entries:
-        e.fields = e.fields.difference(changed).difference(removed)
+        e_changed, e_removed = changes.of(e.api_version)
+        e.fields = e.fields.difference(e_changed).difference(e_removed)
     taken = changed.difference(_STRIPPED)
     if not taken.empty():
         mine = _Entry(manager, UPDATE, rt.api_version, subresource, _now(), taken)
@@ -269,7 +333,9 @@ def _manager(opts: WriteOptions) -> str:
     return opts.field_manager or default_manager(opts.user_agent)
 
 
-def track_create(rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+def track_create(
+    rt: ResourceType, obj: dict[str, Any], opts: WriteOptions, views: Views | None = None
+) -> None:
     """Set the managedFields of an object being created (after defaulting).
 
     An apply has computed them already (``opts.managed_fields``); any other
@@ -283,7 +349,8 @@ def track_create(rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> N
         entries = [] if raw is None or _is_reset(raw) else _decode(raw)
     except ValueError:
         entries = []
-    _set_managed(obj, _encode(_record_update(rt, None, obj, entries, _manager(opts), "")))
+    result = _record_update(rt, None, obj, entries, _manager(opts), "", views)
+    _set_managed(obj, _encode(result))
 
 
 def track_update(
@@ -292,6 +359,7 @@ def track_update(
     new: dict[str, Any],
     opts: WriteOptions,
     subresource: str = "",
+    views: Views | None = None,
 ) -> None:
     """Set the managedFields of ``new``, written over ``live``.
 
@@ -316,7 +384,7 @@ def track_update(
             entries = _decode(_managed_of(live) or [])
         except ValueError:
             entries = []
-    result = _record_update(rt, live, new, entries, _manager(opts), subresource)
+    result = _record_update(rt, live, new, entries, _manager(opts), subresource, views)
     _set_managed(new, _encode(result))
 
 
@@ -384,6 +452,7 @@ def apply(
     config: Any,
     opts: WriteOptions,
     subresource: str = "",
+    views: Views | None = None,
 ) -> dict[str, Any]:
     """Merge ``config`` into ``live`` (``None``: the object is being created)
     as ``opts.field_manager``; returns the new object and leaves the entries
@@ -419,16 +488,16 @@ def apply(
         me.time = previous.time
         merged = _prune(schema, merged, previous.fields, others, applied)
 
-    cmp = schema.compare(base, merged)
-    changed = keep(cmp.changed())
-    removed = keep(cmp.removed)
+    changes = _Changes(rt, base, merged, subresource, views)
     conflicts: list[tuple[_Entry, Path]] = []
     for e in sorted(others, key=lambda e: e.identity):
-        conflicts.extend((e, p) for p in e.fields.intersection(changed).paths())
+        e_changed = changes.of(e.api_version)[0]
+        conflicts.extend((e, p) for p in e.fields.intersection(e_changed).paths())
     if conflicts and not opts.force:
         raise conflict_error(conflicts)
     for e in others:
-        e.fields = e.fields.difference(changed).difference(removed)
+        e_changed, e_removed = changes.of(e.api_version)
+        e.fields = e.fields.difference(e_changed).difference(e_removed)
     me.fields = applied.difference(_STRIPPED)
     if merged != base:
         me.time = _now()
