@@ -391,3 +391,16 @@ def test_collector_built_over_existing_objects_indexes_them() -> None:
     assert gc.sync_once() == 1
     assert rest.storage.get(("", "configmaps"), "default", "kept") is None
     assert gc.sync_once() == 0
+
+
+def test_a_dry_run_delete_answers_what_a_delete_would_do(apiserver: APIServer) -> None:
+    # Store.Delete runs updateForGracefulDeletionAndFinalizers under dry run too:
+    # an object that finalizers keep is answered marked as deleting, unstored.
+    request(apiserver, "POST", CM, {"metadata": {"name": "f", "finalizers": ["example.com/x"]}})
+    code, obj = request(apiserver, "DELETE", f"{CM}/f?dryRun=All")
+    assert code == 200
+    assert obj["metadata"]["deletionTimestamp"]
+    assert obj["metadata"]["deletionGracePeriodSeconds"] == 0
+    _, live = request(apiserver, "GET", f"{CM}/f")
+    assert "deletionTimestamp" not in live["metadata"]
+    assert live["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]

@@ -634,3 +634,13 @@ def test_undecodable_bodies(raw: Raw) -> None:
     # YAML bodies are accepted.
     code, _, obj = raw("POST", CM, b"metadata:\n  name: y\n", ctype="application/yaml")
     assert code == 201 and obj["metadata"]["name"] == "y"
+
+
+def test_a_repeated_query_parameter_takes_its_first_value(raw: Raw) -> None:
+    # Go's url.Values.Get and apimachinery's Convert_Slice_string_To_string:
+    # the first of repeated values wins.
+    cm = "/api/v1/namespaces/default/configmaps"
+    raw("POST", cm, {"metadata": {"name": "a", "labels": {"k": "a"}}})
+    raw("POST", cm, {"metadata": {"name": "b", "labels": {"k": "b"}}})
+    code, _, listed = raw("GET", f"{cm}?labelSelector=k%3Da&labelSelector=k%3Db")
+    assert code == 200 and [i["metadata"]["name"] for i in listed["items"]] == ["a"]

@@ -435,7 +435,9 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         split = urlsplit(raw_path)
         path = split.path
-        params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        # A repeated parameter counts once, with its first value (Go's url.Values.Get,
+        # and apimachinery's Convert_Slice_string_To_string for the options structs).
+        params = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         accept = self.headers.get("Accept") or ""
         if method not in _METHODS:
             raise method_not_allowed()

@@ -1264,8 +1264,9 @@ class REST:
             if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
                 raise forbidden(rt, name, "this namespace may not be deleted")
             admission_policy.admit(self, rt, "DELETE", None, old, dry_run=dry_run)
-            if dry_run and rkey(rt) not in _GRACEFUL_KINDS:
-                return self.out(rt, old)
+            # A dry run goes the whole way but commits nothing: an object that
+            # finalizers (or the propagation policy's) keep is answered marked
+            # as deleting, as kube's updateForGracefulDeletionAndFinalizers does.
             return self.out(
                 rt,
                 self.delete_locked(
