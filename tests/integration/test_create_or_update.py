@@ -32,7 +32,10 @@ def set_data(data: dict[str, str], **labels: str) -> Callable[[Obj], None]:
 
     def mutate(obj: Obj) -> None:
         obj["data"] = dict(data)
-        obj.setdefault("metadata", {}).setdefault("labels", {}).update(labels)
+        if labels:
+            # Not an empty map when there are none: kube stores none
+            # (ObjectMeta.Labels is omitempty), so it would differ every time.
+            obj.setdefault("metadata", {}).setdefault("labels", {}).update(labels)
 
     return mutate
 

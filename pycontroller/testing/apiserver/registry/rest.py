@@ -51,7 +51,7 @@ from pycontroller.testing.apiserver.registry.patch import (
 from pycontroller.testing.apiserver.registry.selectors import Selector
 from pycontroller.testing.apiserver.registry.storage import Storage
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema import builtin, fieldmanager
+from pycontroller.testing.apiserver.schema import builtin, fieldmanager, goshape
 from pycontroller.testing.apiserver.schema import crd as crd_mod
 from pycontroller.testing.apiserver.schema import decode as decode_mod
 from pycontroller.testing.apiserver.schema import structural as schema_mod
@@ -862,10 +862,11 @@ class REST:
         name = _meta(old).get("name", "")
         self._validate_meta(rt, new)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
-        if subresource == "status":
-            builtin.go_zero_status(rt, new)
-        else:
-            self.defaulter.default(rt, new, old)
+        # kube decodes (and so defaults, and gives the Go shape to) the whole
+        # object of every write, a status write's too (whose strategy then
+        # keeps the old spec), before the field manager sees it.
+        self.defaulter.default(rt, new, old)
+        if subresource != "status":
             if is_crd:
                 crd_mod.default_crd(new)
             causes = builtin.validate(rt, new, old)
@@ -1401,7 +1402,8 @@ class REST:
     def replace_locked(
         self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]
     ) -> dict[str, Any]:
-        """Commit an internal (GC) modification of ``old``."""
+        """Commit an internal (GC) modification of ``old``, shaped as Go stores it."""
+        goshape.shape(rt, new)
         return self.storage.commit("MODIFIED", rkey(rt), new, old)
 
     # --- CRDs --------------------------------------------------------------------

@@ -7,11 +7,9 @@ type's ``SetDefaults_*`` wherever it occurs (``defaults.py``: pod specs,
 containers, probes, volumes, Deployment and other specs), and here what needs
 the kind or the server (Service clusterIP and node ports, Pod ``Pending``
 phase, Namespace ``Active`` phase and ``kubernetes`` finalizer, Secret type
-and ``stringData``), and the shape Go's encoding/json
-gives structs kube never omits: the zero ``status`` (``go_zero_status``) and
-the ``creationTimestamp: null`` of every ``ObjectMeta`` embedded below the
-root, pod and claim templates (``go_embedded_meta``), both found in the
-generated protobuf messages. Controllers tested against this
+and ``stringData``). The shape Go's encoding/json gives the defaulted
+object (zero ``status``, ``creationTimestamp: null`` in templates,
+non-omitempty zeros ...) is ``goshape.py``'s. Controllers tested against this
 server therefore see the same defaulted objects they would on a cluster and
 must diff semantically, as they must against kube.
 
@@ -25,26 +23,22 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import functools
+import re
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from fractions import Fraction
+from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import defaults as defaults_mod
+from pycontroller.testing.apiserver.schema import goshape
 from pycontroller.testing.apiserver.schema import kinds as _kinds
 from pycontroller.testing.apiserver.schema import validation as validation_mod
-
-if TYPE_CHECKING:
-    from pycontroller.testing.apiserver.http.protobuf import Step
 
 __all__ = [
     "BUILTIN_TYPES",
     "MAX_SECRET_SIZE",
     "Defaulter",
     "builtin_types",
-    "go_embedded_meta",
-    "go_zero_status",
     "tracks_generation",
 ]
 
@@ -103,100 +97,70 @@ def builtin_types() -> list[ResourceType]:
 _OWN_DEFAULTS = frozenset({("", "Service"), ("", "Namespace")})
 
 
-@functools.cache
-def _zero_status(api_version: str, kind: str) -> dict[str, Any] | None:
-    """The ``status`` Go's encoding/json writes for a zero status struct of
-    ``kind`` (None when ``status`` is a pointer or absent): non-omitempty
-    fields at their zero (``ReplicaSetStatus.replicas: 0``), non-pointer
-    structs as ``{}``. Read from the generated messages and Go type facts the
-    protobuf codec uses (imported lazily: the codec lives with HTTP)."""
-    from pycontroller.testing.apiserver.http import protobuf
+# resource.Quantity suffixes: binary (2^10n), decimal SI (10^3n) and milli etc.
+_QUANTITY_SUFFIX: dict[str, Fraction] = {
+    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
+    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
+    "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
+}  # fmt: skip
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|([a-zA-Z]*))$")
 
-    cls = protobuf.message_class(api_version, kind)
-    if cls is None:
+
+def _quantity(value: Any) -> Fraction | None:
+    """A ``resource.Quantity``'s value (None if it does not parse)."""
+    if isinstance(value, bool):
         return None
-    status = protobuf.to_json(cls()).get("status")
-    return status if isinstance(status, dict) else None
+    if isinstance(value, int | float):
+        return Fraction(value)
+    m = _QUANTITY.match(str(value).strip())
+    if m is None:
+        return None
+    number, exponent, suffix = m.group(1), m.group(2), m.group(3) or ""
+    if exponent:
+        return Fraction(number) * Fraction(10) ** int(exponent[1:])
+    scale = _QUANTITY_SUFFIX.get(suffix)
+    return None if scale is None else Fraction(number) * scale
 
 
-def go_zero_status(rt: ResourceType, obj: dict[str, Any]) -> None:
-    """kube-apiserver answers every built-in object as Go marshals it: a
-    non-pointer ``status`` is always there (``"status": {}`` on a new
-    Deployment, ``{"replicas": 0}`` on a ReplicaSet), its non-omitempty
-    fields too. Fills what is missing at the top of ``status``."""
-    zero = _zero_status(rt.api_version, rt.kind)
-    if zero is None:
-        return
-    status = obj.get("status")
-    if not isinstance(status, dict):
-        obj["status"] = copy.deepcopy(zero)
-        return
-    for k, v in zero.items():
-        if k not in status:
-            status[k] = copy.deepcopy(v)
-
-
-# The Go type kube embeds in pod templates, job templates and claim templates.
-_OBJECT_META = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-
-# A JSON path to a struct field, as ``protobuf.message_paths`` gives it.
-_Path: TypeAlias = "tuple[Step, ...]"
-
-
-@functools.cache
-def _embedded_meta_paths(api_version: str, kind: str) -> tuple[_Path, ...]:
-    """Where ``kind`` embeds an ``ObjectMeta`` below its root (``spec.template.metadata``,
-    ``spec.volumeClaimTemplates[].metadata``, an ephemeral volume's
-    ``volumeClaimTemplate.metadata`` ...), read from the generated messages
-    (imported lazily, as in ``_zero_status``)."""
-    from pycontroller.testing.apiserver.http import protobuf
-
-    paths = protobuf.message_paths(api_version, kind, _OBJECT_META)
-    return tuple(p for p in paths if len(p) > 1)
-
-
-def go_embedded_meta(rt: ResourceType, obj: dict[str, Any]) -> None:
-    """Give every ``ObjectMeta`` a built-in object embeds the shape Go marshals.
-
-    ``ObjectMeta.CreationTimestamp`` is a ``metav1.Time`` struct, which
-    encoding/json never omits (a zero one is ``null``), and a template's
-    ``ObjectMeta`` is a struct field too: kube-apiserver answers
-    ``spec.template.metadata.creationTimestamp: null`` for every Deployment,
-    ``metadata: {creationTimestamp: null}`` for a template sent without
-    metadata. Fills in what is missing where the parent is present (a
-    non-pointer metadata field is created, one behind a pointer only
-    completed); values already there are kept."""
-    if rt.is_crd:
-        return
-    for path in _embedded_meta_paths(rt.api_version, rt.kind):
-        _fill_meta(obj, path, 0)
-
-
-def _fill_meta(value: Any, path: _Path, i: int) -> None:
-    if not isinstance(value, dict):
-        return
-    step = path[i]
-    if i < len(path) - 1:
-        child = value if step.name is None else value.get(step.name)
-        for item in _each(child, step.shape):
-            _fill_meta(item, path, i + 1)
-        return
-    if step.name is None:
-        return  # never inlined: an ObjectMeta is always a "metadata" field
-    if step.shape == "one" and value.get(step.name) is None and not step.pointer:
-        value[step.name] = {}  # a struct field: Go writes it, "null" or not
-    for meta in _each(value.get(step.name), step.shape):
-        if isinstance(meta, dict):
-            meta.setdefault("creationTimestamp", None)
-
-
-def _each(value: Any, shape: str) -> Iterable[Any]:
-    """The values a path step reaches: the field's, or each item's of a list or map."""
-    if shape == "list":
-        return value if isinstance(value, list) else ()
-    if shape == "map":
-        return value.values() if isinstance(value, dict) else ()
-    return (value,)
+def qos_class(spec: Any) -> str:
+    """``qos.GetPodQOS`` (``pkg/apis/core/helper/qos``, 1.32): BestEffort
+    without CPU or memory requests and limits; Guaranteed when every
+    container limits both and the summed requests equal the summed limits;
+    Burstable otherwise."""
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
+    guaranteed = True
+    containers = [
+        c
+        for key in ("containers", "initContainers")
+        for c in ((spec.get(key) or []) if isinstance(spec, dict) else [])
+        if isinstance(c, dict)
+    ]
+    for c in containers:
+        resources: Any = c.get("resources")
+        if not isinstance(resources, dict):
+            resources = {}
+        for source, into in (("requests", requests), ("limits", limits)):
+            values = resources.get(source)
+            found = set()
+            for name, raw in values.items() if isinstance(values, dict) else ():
+                q = _quantity(raw)
+                if name in ("cpu", "memory") and q is not None and q > 0:
+                    into[name] = into.get(name, Fraction(0)) + q
+                    found.add(name)
+            if source == "limits" and found != {"cpu", "memory"}:
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if (
+        guaranteed
+        and all(limits.get(k) == v for k, v in requests.items())
+        and len(requests) == len(limits)
+    ):
+        return "Guaranteed"
+    return "Burstable"
 
 
 class Defaulter:
@@ -229,7 +193,6 @@ class Defaulter:
         """Apply defaults to ``obj`` in place (``old`` is the stored object on update)."""
         if rt.is_crd:
             return
-        go_zero_status(rt, obj)
         key = (rt.group, rt.kind)
         if key == ("", "Service"):
             self._default_service(obj, old)
@@ -262,9 +225,10 @@ class Defaulter:
             defaults_mod.apply(rt, obj)
             defaults_mod.strategy_defaults(rt, obj, old)
             if key == ("", "Pod") and old is None:
+                # podStrategy.PrepareForCreate: Pending, and the QoS class.
                 st = obj.setdefault("status", {})
                 st.setdefault("phase", "Pending")
-                st.setdefault("qosClass", "BestEffort")
+                st.setdefault("qosClass", qos_class(obj.get("spec")))
         if key == ("", "Secret"):
             obj.setdefault("type", "Opaque")
             # Convert_v1_Secret_To_core_Secret: stringData is write-only, merged
@@ -278,15 +242,27 @@ class Defaulter:
                 for k, v in string_data.items():
                     if isinstance(v, str):
                         data[k] = base64.b64encode(v.encode()).decode("ascii")
-        go_embedded_meta(rt, obj)
+        # Decoding into the Go type and marshalling it back: the shape a
+        # cluster stores and answers (and the field manager sees).
+        goshape.shape(rt, obj)
 
     def _default_service(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = obj.setdefault("spec", {})
         old_spec = (old or {}).get("spec") or {}
-        spec.setdefault("type", "ClusterIP")
+        if not spec.get("sessionAffinity"):
+            spec["sessionAffinity"] = "None"
+        if spec["sessionAffinity"] == "None":
+            spec.pop("sessionAffinityConfig", None)
+        elif spec["sessionAffinity"] == "ClientIP":
+            config = spec.get("sessionAffinityConfig")
+            client_ip = config.get("clientIP") if isinstance(config, dict) else None
+            if not isinstance(client_ip, dict) or client_ip.get("timeoutSeconds") is None:
+                # v1.DefaultClientIPServiceAffinitySeconds
+                spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
+        if not spec.get("type"):
+            spec["type"] = "ClusterIP"
         stype = spec["type"]
         if stype != "ExternalName":
-            spec.setdefault("sessionAffinity", "None")
             if not spec.get("clusterIP"):
                 if old_spec.get("clusterIP"):
                     spec["clusterIP"] = old_spec["clusterIP"]
@@ -307,21 +283,30 @@ class Defaulter:
         for p in spec.get("ports") or []:
             if not isinstance(p, dict):
                 continue
-            p.setdefault("protocol", "TCP")
-            if "targetPort" not in p and "port" in p:
-                p["targetPort"] = p["port"]
+            if not p.get("protocol"):
+                p["protocol"] = "TCP"
+            if p.get("targetPort") in (None, 0, ""):
+                p["targetPort"] = p.get("port", 0)
             if stype in ("NodePort", "LoadBalancer") and not p.get("nodePort"):
                 prev = old_ports.get((p.get("port"), p["protocol"]))
                 p["nodePort"] = (prev or {}).get("nodePort") or self._alloc_node_port()
-        if stype in ("NodePort", "LoadBalancer"):
-            spec.setdefault("externalTrafficPolicy", "Cluster")
+        # service.ExternallyAccessible: a NodePort or LoadBalancer Service, or
+        # a ClusterIP one with external IPs.
+        externally_accessible = stype in ("NodePort", "LoadBalancer") or (
+            stype == "ClusterIP" and bool(spec.get("externalIPs"))
+        )
+        if externally_accessible and not spec.get("externalTrafficPolicy"):
+            spec["externalTrafficPolicy"] = "Cluster"
         if stype == "LoadBalancer":
-            spec.setdefault("allocateLoadBalancerNodePorts", True)
-        st = obj.get("status")
-        if not isinstance(st, dict):
-            obj["status"] = {"loadBalancer": {}}
-        else:
-            st.setdefault("loadBalancer", {})
+            if spec.get("allocateLoadBalancerNodePorts") is None:
+                spec["allocateLoadBalancerNodePorts"] = True
+            # An ingress point with an IP and no ipMode is a VIP.
+            status = obj.get("status")
+            lb = status.get("loadBalancer") if isinstance(status, dict) else None
+            ingress = lb.get("ingress") if isinstance(lb, dict) else None
+            for point in ingress if isinstance(ingress, list) else ():
+                if isinstance(point, dict) and point.get("ip") and point.get("ipMode") is None:
+                    point["ipMode"] = "VIP"
 
 
 def default_copy(

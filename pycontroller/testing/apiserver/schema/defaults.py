@@ -7,6 +7,11 @@ definition (``definitions.py``) and, at each struct whose definition has an
 entry in ``_DEFAULTS`` (field values set when absent) or ``_HOOKS``
 (computed defaults), applies it. So a Job's, CronJob's, StatefulSet's or
 PodTemplate's pod spec is defaulted like a Pod's, with no per-kind code.
+A hook on a kind's own definition (``Pod``, ``Job``) runs on that kind only,
+as ``SetDefaults_Pod`` and ``SetDefaults_Job`` do (not on templates). Go
+defaults a field when it is nil or zero; so do the hooks, while ``_DEFAULTS``
+fills fields that are missing or null. The JSON shape of the result (what
+encoding/json writes for unset and zero fields) is ``goshape.py``'s.
 
 Only subtrees that can contain a defaulted type are walked (precomputed per
 definition). The per-kind strategy defaults that need the object's identity
@@ -44,29 +49,35 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     _CORE + "DownwardAPIVolumeSource": {"defaultMode": 420},
     _CORE + "ProjectedVolumeSource": {"defaultMode": 420},
     _CORE + "HostPathVolumeSource": {"type": ""},
-    _CORE + "Probe": {
-        "timeoutSeconds": 1,
-        "periodSeconds": 10,
-        "successThreshold": 1,
-        "failureThreshold": 3,
-    },
     _CORE + "ObjectFieldSelector": {"apiVersion": "v1"},
+    _CORE + "HTTPGetAction": {"path": "/", "scheme": "HTTP"},
+    # GRPCAction.Service: +default="" (zz_generated.defaults.go).
+    _CORE + "GRPCAction": {"service": ""},
+    _CORE + "ServiceAccountTokenProjection": {"expirationSeconds": 3600},
+    _CORE + "ISCSIVolumeSource": {"iscsiInterface": "default"},
+    _CORE + "ISCSIPersistentVolumeSource": {"iscsiInterface": "default"},
+    _CORE + "RBDVolumeSource": {"pool": "rbd", "user": "admin", "keyring": "/etc/ceph/keyring"},
+    _CORE + "RBDPersistentVolumeSource": {
+        "pool": "rbd",
+        "user": "admin",
+        "keyring": "/etc/ceph/keyring",
+    },
+    _CORE + "AzureDiskVolumeSource": {
+        "cachingMode": "ReadWrite",
+        "fsType": "ext4",
+        "readOnly": False,
+        "kind": "Shared",
+    },
+    _CORE + "ScaleIOVolumeSource": {"storageMode": "ThinProvisioned", "fsType": "xfs"},
+    _CORE + "ScaleIOPersistentVolumeSource": {"storageMode": "ThinProvisioned", "fsType": "xfs"},
     # apps/v1
     _APPS + "ReplicaSetSpec": {"replicas": 1},
     _APPS + "StatefulSetSpec": {
         "replicas": 1,
         "podManagementPolicy": "OrderedReady",
         "revisionHistoryLimit": 10,
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
-        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
     },
-    _APPS + "DaemonSetSpec": {
-        "revisionHistoryLimit": 10,
-        "updateStrategy": {
-            "type": "RollingUpdate",
-            "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},
-        },
-    },
+    _APPS + "DaemonSetSpec": {"revisionHistoryLimit": 10},
     # batch/v1
     _BATCH + "CronJobSpec": {
         "concurrencyPolicy": "Allow",
@@ -75,14 +86,32 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "failedJobsHistoryLimit": 1,
     },
     # networking, storage, scheduling, admission
+    # batch/v1 SetDefaults_Job (on a Job's podFailurePolicy only, but the type
+    # occurs nowhere else)
+    _BATCH + "PodFailurePolicyOnPodConditionsPattern": {"status": "True"},
     "io.k8s.api.networking.v1.NetworkPolicyPort": {"protocol": "TCP"},
-    "io.k8s.api.discovery.v1.EndpointPort": {"protocol": "TCP"},
+    # SetDefaults_IngressClass: parameters given without a scope are Cluster's.
+    "io.k8s.api.networking.v1.IngressClassParametersReference": {"scope": "Cluster"},
+    "io.k8s.api.discovery.v1.EndpointPort": {"name": "", "protocol": "TCP"},
+    # SetDefaults_CSIDriver (storage/v1; SELinuxMountReadWriteOncePod is on in 1.32)
+    "io.k8s.api.storage.v1.CSIDriverSpec": {
+        "attachRequired": True,
+        "podInfoOnMount": False,
+        "storageCapacity": False,
+        "fsGroupPolicy": "ReadWriteOnceWithFSType",
+        "requiresRepublish": False,
+        "seLinuxMount": False,
+        "volumeLifecycleModes": ["Persistent"],
+    },
     "io.k8s.api.storage.v1.StorageClass": {
         "reclaimPolicy": "Delete",
         "volumeBindingMode": "Immediate",
     },
     "io.k8s.api.scheduling.v1.PriorityClass": {"preemptionPolicy": "PreemptLowerPriority"},
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec": {"minReplicas": 1},
+    # admissionregistration/v1 SetDefaults_Rule: scope "*".
+    "io.k8s.api.admissionregistration.v1.RuleWithOperations": {"scope": "*"},
+    "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations": {"scope": "*"},
     "io.k8s.api.admissionregistration.v1.ValidatingWebhook": {
         "failurePolicy": "Fail",
         "matchPolicy": "Equivalent",
@@ -102,53 +131,212 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 def _pod_spec(spec: dict[str, Any]) -> None:
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
+    """``SetDefaults_PodSpec``: every pod spec, templates' too."""
+    _set_if_empty(spec, "dnsPolicy", "ClusterFirst")
+    _set_if_empty(spec, "restartPolicy", "Always")
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = 30
+    _set_if_empty(spec, "schedulerName", "default-scheduler")
+
+
+def _set_if_empty(obj: dict[str, Any], key: str, value: Any) -> None:
+    """Go's ``if obj.Field == "" { obj.Field = value }`` (unset, null or zero)."""
+    if not obj.get(key):
+        obj[key] = value
+
+
+def _pod(pod: dict[str, Any]) -> None:
+    """``SetDefaults_Pod``: on Pods only, not on pod templates. Requests
+    default to limits, ``enableServiceLinks`` to true, and with
+    ``hostNetwork`` every container port's ``hostPort`` to its
+    ``containerPort``. (``PodLevelResources`` is off in 1.32.)"""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    containers = [
+        c
+        for key in ("containers", "initContainers")
+        for c in (spec.get(key) or [])
+        if isinstance(c, dict)
+    ]
+    for c in containers:
+        resources = c.get("resources")
+        limits = resources.get("limits") if isinstance(resources, dict) else None
+        if isinstance(resources, dict) and isinstance(limits, dict):
+            requests = resources.get("requests")
+            if not isinstance(requests, dict):
+                requests = resources["requests"] = {}
+            for k, v in limits.items():
+                requests.setdefault(k, v)
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    if spec.get("hostNetwork") is True:
+        for c in containers:
+            for port in c.get("ports") or []:
+                if isinstance(port, dict) and not port.get("hostPort"):
+                    port["hostPort"] = port.get("containerPort", 0)
 
 
 def _container(c: dict[str, Any]) -> None:
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    if "imagePullPolicy" not in c:
-        tag = str(c.get("image", "")).rsplit("/", 1)[-1]
-        latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
-        c["imagePullPolicy"] = "Always" if latest else "IfNotPresent"
-    c.setdefault("resources", {})
+    """``SetDefaults_Container`` (and ``SetDefaults_EphemeralContainer``)."""
+    if not c.get("imagePullPolicy"):
+        c["imagePullPolicy"] = (
+            "Always" if _image_tag(str(c.get("image") or "")) == "latest" else "IfNotPresent"
+        )
+    _set_if_empty(c, "terminationMessagePath", "/dev/termination-log")
+    _set_if_empty(c, "terminationMessagePolicy", "File")
 
 
-def _job_spec(spec: dict[str, Any]) -> None:
-    """``SetDefaults_Job`` (batch/v1, 1.32)."""
+def _image_tag(image: str) -> str:
+    """The tag ``parsers.ParseImageName`` finds: ``latest`` when the image has
+    neither tag nor digest, "" when it has only a digest."""
+    name, at, _digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        return last.rsplit(":", 1)[1]
+    return "" if at else "latest"
+
+
+def _probe(probe: dict[str, Any]) -> None:
+    """``SetDefaults_Probe``: each threshold that is zero."""
+    for key, value in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        _set_if_empty(probe, key, value)
+
+
+# The fields of Volume that are not one of its sources (VolumeSource is inlined).
+_VOLUME_NOT_SOURCES = frozenset({"name"})
+
+
+def _volume(volume: dict[str, Any]) -> None:
+    """``SetDefaults_Volume``: a volume with no source is an ``emptyDir``.
+    (The ``ImageVolume`` gate, which would default ``image.pullPolicy``, is
+    off in 1.32.)"""
+    if not any(v is not None for k, v in volume.items() if k not in _VOLUME_NOT_SOURCES):
+        volume["emptyDir"] = {}
+
+
+def _node_status(status: dict[str, Any]) -> None:
+    """``SetDefaults_NodeStatus``: allocatable defaults to capacity."""
+    if status.get("allocatable") is None and status.get("capacity") is not None:
+        status["allocatable"] = copy.deepcopy(status["capacity"])
+
+
+def _limit_range_item(item: dict[str, Any]) -> None:
+    """``SetDefaults_LimitRangeItem``: for a ``Container`` item, ``default``
+    from ``max``, then ``defaultRequest`` from ``default``, then from ``min``."""
+    if item.get("type") != "Container":
+        return
+    default = item.get("default")
+    if not isinstance(default, dict):
+        default = item["default"] = {}
+    request = item.get("defaultRequest")
+    if not isinstance(request, dict):
+        request = item["defaultRequest"] = {}
+    for source, target in (("max", default), ("default", request), ("min", request)):
+        values = item.get(source)
+        for k, v in values.items() if isinstance(values, dict) else ():
+            target.setdefault(k, v)
+
+
+def _claim(claim: dict[str, Any]) -> None:
+    """``SetDefaults_PersistentVolumeClaim`` (a claim, or a StatefulSet's claim
+    template) and ``SetDefaults_PersistentVolume``: an empty ``status.phase``
+    is ``Pending``."""
+    status = claim.get("status")
+    if status is None:
+        status = claim["status"] = {}
+    if isinstance(status, dict):
+        _set_if_empty(status, "phase", "Pending")
+
+
+def _job(job: dict[str, Any]) -> None:
+    """``SetDefaults_Job`` (batch/v1, 1.32): on Jobs only, not on a CronJob's
+    job template."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict):
+        return
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
         spec["parallelism"] = 1
-    spec.setdefault("parallelism", 1)
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
     if spec.get("backoffLimit") is None:
         spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
-    spec.setdefault("completionMode", "NonIndexed")
-    spec.setdefault("suspend", False)
-    spec.setdefault(
-        "podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
-    )
-    spec.setdefault("manualSelector", None)
-    if spec.get("manualSelector") is None:
-        spec.pop("manualSelector")
+    if spec.get("completionMode") is None:
+        spec["completionMode"] = "NonIndexed"
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    if spec.get("podReplacementPolicy") is None:
+        spec["podReplacementPolicy"] = (
+            "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+        )
+    # Its labels defaulting to its template's is in strategy_defaults (after
+    # what generateSelectorIfNeeded adds to that template).
 
 
 def _statefulset_spec(spec: dict[str, Any]) -> None:
-    """``SetObjectDefaults_StatefulSet`` runs ``SetDefaults_PersistentVolumeClaim``
-    on each of ``volumeClaimTemplates``: an empty ``status.phase`` is ``Pending``."""
-    claims = spec.get("volumeClaimTemplates")
-    for claim in claims if isinstance(claims, list) else ():
-        if not isinstance(claim, dict):
-            continue
-        status = claim.get("status")
-        if status is None:
-            status = claim["status"] = {}
-        if isinstance(status, dict) and not status.get("phase"):
-            status["phase"] = "Pending"
+    """``SetDefaults_StatefulSet``'s update strategy (``MaxUnavailableStatefulSet``
+    is off in 1.32) and PVC retention policy (``StatefulSetAutoDeletePVC`` is on)."""
+    strategy = spec.get("updateStrategy")
+    if not isinstance(strategy, dict):
+        strategy = spec["updateStrategy"] = {}
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        if strategy.get("rollingUpdate") is None:
+            strategy["rollingUpdate"] = {}
+    rolling = strategy.get("rollingUpdate")
+    if (
+        strategy["type"] == "RollingUpdate"
+        and isinstance(rolling, dict)
+        and rolling.get("partition") is None
+    ):
+        rolling["partition"] = 0
+    policy = spec.get("persistentVolumeClaimRetentionPolicy")
+    if not isinstance(policy, dict):
+        policy = spec["persistentVolumeClaimRetentionPolicy"] = {}
+    _set_if_empty(policy, "whenDeleted", "Retain")
+    _set_if_empty(policy, "whenScaled", "Retain")
+
+
+def _daemonset_spec(spec: dict[str, Any]) -> None:
+    """``SetDefaults_DaemonSet``'s update strategy."""
+    strategy = spec.get("updateStrategy")
+    if not isinstance(strategy, dict):
+        strategy = spec["updateStrategy"] = {}
+    _set_if_empty(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.get("rollingUpdate")
+        if not isinstance(rolling, dict):
+            rolling = strategy["rollingUpdate"] = {}
+        if rolling.get("maxUnavailable") is None:
+            rolling["maxUnavailable"] = 1
+        if rolling.get("maxSurge") is None:
+            rolling["maxSurge"] = 0
+
+
+_RBAC = "rbac.authorization.k8s.io"
+
+
+def _role_ref(ref: dict[str, Any]) -> None:
+    """``SetDefaults_ClusterRoleBinding``/``SetDefaults_RoleBinding``."""
+    _set_if_empty(ref, "apiGroup", _RBAC)
+
+
+def _subject(subject: dict[str, Any]) -> None:
+    """``SetDefaults_Subject``: the API group of a User or Group subject."""
+    if not subject.get("apiGroup"):
+        kind = subject.get("kind")
+        if kind == "ServiceAccount":
+            subject["apiGroup"] = ""
+        elif kind in ("User", "Group"):
+            subject["apiGroup"] = _RBAC
 
 
 def _network_policy_spec(spec: dict[str, Any]) -> None:
@@ -229,13 +417,25 @@ def _deployment_spec(spec: dict[str, Any]) -> None:
 
 
 _HOOKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    # A kind's own definition is never nested in another kind: its hook runs
+    # on that kind only (SetDefaults_Pod, SetDefaults_Job).
+    _CORE + "Pod": _pod,
     _CORE + "PodSpec": _pod_spec,
     _CORE + "Container": _container,
     _CORE + "EphemeralContainer": _container,
+    _CORE + "Probe": _probe,
+    _CORE + "Volume": _volume,
+    _CORE + "NodeStatus": _node_status,
+    _CORE + "LimitRangeItem": _limit_range_item,
+    _CORE + "PersistentVolumeClaim": _claim,
+    _CORE + "PersistentVolume": _claim,
     _CORE + "ReplicationControllerSpec": _rc_spec,
     _APPS + "DeploymentSpec": _deployment_spec,
-    _BATCH + "JobSpec": _job_spec,
     _APPS + "StatefulSetSpec": _statefulset_spec,
+    _APPS + "DaemonSetSpec": _daemonset_spec,
+    _BATCH + "Job": _job,
+    "io.k8s.api.rbac.v1.RoleRef": _role_ref,
+    "io.k8s.api.rbac.v1.Subject": _subject,
     "io.k8s.api.networking.v1.NetworkPolicySpec": _network_policy_spec,
     "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec": _hpa_spec,
 }
@@ -287,7 +487,7 @@ def _walk(value: Any, name: str, defs: dict[str, Any]) -> None:
     if not isinstance(value, dict):
         return
     for key, default in (_DEFAULTS.get(name) or {}).items():
-        if key not in value:
+        if value.get(key) is None:
             value[key] = copy.deepcopy(default)
     hook = _HOOKS.get(name)
     if hook is not None:
@@ -328,17 +528,38 @@ _JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 def strategy_defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     """What a kind's registry strategy fills in on create (``old`` None) beyond
     type defaults: a Job's generated selector and pod template labels
-    (``generateSelectorIfNeeded``), a PV's and PVC's ``Pending`` phase."""
+    (``generateSelectorIfNeeded``)."""
     key = (rt.group, rt.kind)
     meta = obj.get("metadata") or {}
-    if key == ("batch", "Job") and old is None:
-        spec = obj.setdefault("spec", {})
-        if spec.get("manualSelector") is True:
-            return
+    if key == ("batch", "Job"):
+        _job_labels(obj, meta, old)
+    elif key == ("", "ReplicationController"):
+        # SetDefaults_ReplicationController: labels from the pod template.
+        labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get(
+            "labels"
+        )
+        if isinstance(labels, dict) and labels and not meta.get("labels"):
+            meta["labels"] = dict(labels)
+
+
+def _job_labels(job: dict[str, Any], meta: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """On create, ``generateSelectorIfNeeded`` adds the controller-uid and
+    job-name labels to the pod template (and the selector). A Job without
+    labels takes its template's (``SetDefaults_Job``, which also runs when
+    kube decodes the stored object to answer the write: so a Job created
+    without any gets the generated ones)."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict):
+        spec = job["spec"] = {}
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        template = spec["template"] = {}
+    tmeta = template.get("metadata")
+    if not isinstance(tmeta, dict):
+        tmeta = template["metadata"] = {}
+    labels = tmeta.get("labels")
+    if old is None and spec.get("manualSelector") is not True:
         uid, name = str(meta.get("uid", "")), str(meta.get("name", ""))
-        template = spec.setdefault("template", {})
-        tmeta = template.setdefault("metadata", {})
-        labels = tmeta.get("labels")
         if not isinstance(labels, dict):
             labels = tmeta["labels"] = {}
         for k in _JOB_UID_LABELS:
@@ -347,15 +568,7 @@ def strategy_defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
             labels.setdefault(k, name)
         if not spec.get("selector"):
             spec["selector"] = {"matchLabels": {_JOB_UID_LABELS[0]: uid}}
-    elif key == ("", "ReplicationController"):
-        # SetDefaults_ReplicationController: labels from the pod template.
-        labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get(
-            "labels"
-        )
-        if isinstance(labels, dict) and labels and not meta.get("labels"):
-            meta["labels"] = dict(labels)
-    elif key in (("", "PersistentVolume"), ("", "PersistentVolumeClaim")) and old is None:
-        status = obj.get("status")
-        if not isinstance(status, dict):
-            status = obj["status"] = {}
-        status.setdefault("phase", "Pending")
+    # (an empty map is nil once stored: protobuf keeps no empty map)
+    jmeta = job.get("metadata")
+    if isinstance(labels, dict) and labels and isinstance(jmeta, dict) and not jmeta.get("labels"):
+        jmeta["labels"] = dict(labels)
