@@ -564,7 +564,7 @@ class _Handler(BaseHTTPRequestHandler):
                     grace_period_seconds=delete.grace_period_seconds,
                 )
                 return self._reply(200, rt, listed, chosen)
-            obj = app.rest.delete(
+            obj, deleted = app.rest.delete_answer(
                 rt,
                 r.namespace,
                 r.name,
@@ -573,7 +573,10 @@ class _Handler(BaseHTTPRequestHandler):
                 dry_run=delete.dry_run,
                 grace_period_seconds=delete.grace_period_seconds,
             )
-            return self._reply(200, rt, obj, chosen)
+            # DeleteResource: 202 if the object was not deleted at once and the
+            # request set orphanDependents=false (only then, for old clients).
+            accepted = not deleted and delete.orphan_dependents is False
+            return self._reply(202 if accepted else 200, rt, obj, chosen)
         raise method_not_allowed()
 
     def _write_options(self, params: dict[str, str]) -> WriteOptions:

@@ -54,6 +54,7 @@ from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import builtin, fieldmanager, goshape
 from pycontroller.testing.apiserver.schema import crd as crd_mod
 from pycontroller.testing.apiserver.schema import decode as decode_mod
+from pycontroller.testing.apiserver.schema import kinds as kinds_mod
 from pycontroller.testing.apiserver.schema import structural as schema_mod
 from pycontroller.testing.apiserver.schema.builtin import Defaulter
 from pycontroller.testing.apiserver.status import (
@@ -67,6 +68,7 @@ from pycontroller.testing.apiserver.status import (
     namespace_not_found,
     not_found,
     qualified_resource,
+    success_status,
     unknown_error,
     unsupported_media_type,
 )
@@ -255,6 +257,9 @@ class DeleteOptions:
     preconditions: dict[str, Any] = field(default_factory=dict)
     dry_run: bool = False
     grace_period_seconds: int | None = None
+    # ``orphanDependents`` as given (None: not given); ``False`` makes
+    # ``DeleteResource`` answer 202 for an object not deleted at once.
+    orphan_dependents: bool | None = None
 
     @classmethod
     def parse(cls, params: dict[str, str], body: Any) -> DeleteOptions:
@@ -263,8 +268,9 @@ class DeleteOptions:
             params = {}
         propagation = params.get("propagationPolicy") or options.get("propagationPolicy")
         orphan = params.get("orphanDependents", options.get("orphanDependents"))
-        if propagation is None and orphan is not None:
-            propagation = "Orphan" if str(orphan).lower() in ("true", "1") else "Background"
+        orphaned = None if orphan is None else str(orphan).lower() in ("true", "t", "1")
+        if propagation is None and orphaned is not None:
+            propagation = "Orphan" if orphaned else "Background"
         if propagation not in (None, "Background", "Foreground", "Orphan"):
             raise bad_request(
                 f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
@@ -275,7 +281,21 @@ class DeleteOptions:
             grace = _parse_grace(body.get("gracePeriodSeconds"), query=False)
         else:
             grace = _parse_grace(params.get("gracePeriodSeconds"), query=True)
-        return cls(propagation, dict(options.get("preconditions") or {}), dry, grace)
+        return cls(propagation, dict(options.get("preconditions") or {}), dry, grace, orphaned)
+
+
+def _deleted_status(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    """``finalizeDelete``'s answer for a store without ``ReturnDeletedObject``:
+    a Success ``Status`` whose details name the object, the request's group
+    and the resource plural as its kind (StatusDetails' field order)."""
+    meta = _meta(obj)
+    details: dict[str, Any] = {"name": meta.get("name", "")}
+    if rt.group:
+        details["group"] = rt.group  # omitempty
+    details["kind"] = rt.plural  # "Yes we set Kind field to resource."
+    if meta.get("uid"):
+        details["uid"] = meta["uid"]
+    return success_status(details)
 
 
 # The kinds whose strategy implements ``RESTGracefulDeleteStrategy``.
@@ -1202,14 +1222,15 @@ class REST:
         ``delete`` would (finalizers, propagation and each pod's own grace
         period included), under one lock so the list and the deletions see
         the same objects. Objects gone meanwhile are skipped. Returns the List
-        of what was deleted (as kube does)."""
+        as listed, before the deletions, whatever the kind: kube's
+        ``Store.DeleteCollection`` answers the items its ``List`` gave its
+        workers (not what each ``Delete`` answered)."""
         with self.storage.lock:
             listed = self.list(rt, ns, selector)
-            out = []
             for item in listed["items"]:
                 meta = item.get("metadata") or {}
                 try:
-                    deleted = self.delete(
+                    self.delete(
                         rt,
                         meta.get("namespace"),
                         meta["name"],
@@ -1220,9 +1241,6 @@ class REST:
                 except StatusError as err:
                     if err.code != 404:
                         raise
-                else:
-                    out.append(deleted)
-        listed["items"] = out
         return listed
 
     def delete(
@@ -1236,8 +1254,41 @@ class REST:
         dry_run: bool = False,
         grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
-        """kube's ``Store.Delete``. ``grace_period_seconds`` is
-        ``DeleteOptions.gracePeriodSeconds`` (None: not given)."""
+        """kube's ``Store.Delete``: its answer (see ``delete_answer``).
+        ``grace_period_seconds`` is ``DeleteOptions.gracePeriodSeconds``
+        (None: not given)."""
+        return self.delete_answer(
+            rt,
+            ns,
+            name,
+            propagation=propagation,
+            preconditions=preconditions,
+            dry_run=dry_run,
+            grace_period_seconds=grace_period_seconds,
+        )[0]
+
+    def delete_answer(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        *,
+        propagation: str | None = None,
+        preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
+        grace_period_seconds: int | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """kube's ``Store.Delete``: what it answers and whether the object was
+        deleted at once (``DeleteResource``'s ``wasDeleted``, which makes an
+        ``orphanDependents: false`` request answer 202 when false).
+
+        The answer is ``finalizeDelete``'s when the object was removed at once
+        (a dry run's would-be removal included) or a pod already in a grace
+        period the request does not shorten: the object for the stores that
+        set ``ReturnDeletedObject`` (``kinds.returns_deleted_object``), else a
+        ``Status`` naming it (``details.kind`` is the resource, "Yes we set
+        Kind field to resource"). An object kept (finalizers, a pod's grace
+        period, a namespace) is answered as marked, whatever the kind."""
         ns = (ns or "") if rt.namespaced else ""
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
@@ -1268,16 +1319,16 @@ class REST:
             # A dry run goes the whole way but commits nothing: an object that
             # finalizers (or the propagation policy's) keep is answered marked
             # as deleting, as kube's updateForGracefulDeletionAndFinalizers does.
-            return self.out(
+            obj, finalized, deleted = self._delete_locked(
                 rt,
-                self.delete_locked(
-                    rt,
-                    old,
-                    propagation or "Background",
-                    grace_period_seconds,
-                    dry_run=dry_run,
-                ),
+                old,
+                propagation or "Background",
+                grace_period_seconds,
+                dry_run=dry_run,
             )
+            if finalized and not kinds_mod.returns_deleted_object(rt):
+                return _deleted_status(rt, obj), deleted
+            return self.out(rt, obj), deleted
 
     def delete_locked(
         self,
@@ -1288,6 +1339,19 @@ class REST:
         *,
         dry_run: bool = False,
     ) -> dict[str, Any]:
+        """Delete ``old`` as kube's ``Store.Delete`` does (lock held): the
+        object removed, marked or kept (see ``_delete_locked``)."""
+        return self._delete_locked(rt, old, propagation, grace_period_seconds, dry_run=dry_run)[0]
+
+    def _delete_locked(
+        self,
+        rt: ResourceType,
+        old: dict[str, Any],
+        propagation: str,
+        grace_period_seconds: int | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> tuple[dict[str, Any], bool, bool]:
         """Delete ``old`` as kube's ``Store.Delete`` does (lock held), with
         ``DeleteOptions.gracePeriodSeconds`` ``grace_period_seconds`` (None:
         not given, the default of the garbage collector and namespace
@@ -1305,7 +1369,11 @@ class REST:
 
         Other kinds: marked terminating (``deletionTimestamp`` now, grace 0) if
         finalizers (including the one the propagation policy adds) remain,
-        else removed. ``dry_run``: the would-be result, nothing committed."""
+        else removed. ``dry_run``: the would-be result, nothing committed.
+
+        Returns the object (removed, marked or as is), whether kube answers it
+        through ``finalizeDelete`` (removed at once, or ``pendingGraceful``)
+        and whether it was deleted at once (``Store.Delete``'s second result)."""
         meta = _meta(old)
         new = copy.deepcopy(old)
         nmeta = _meta(new)
@@ -1320,7 +1388,7 @@ class REST:
             if meta.get("deletionTimestamp") and current:
                 # Already in its grace period: it may only be shortened.
                 if grace is None or grace >= current:
-                    return old
+                    return old, True, False  # pendingGraceful: finalizeDelete(obj)
                 at = _parse_rfc3339(meta.get("deletionTimestamp"))
                 if at is not None:
                     nmeta["deletionTimestamp"] = format_rfc3339(at - current + grace)
@@ -1343,20 +1411,22 @@ class REST:
         if graceful:
             if fins:
                 nmeta["finalizers"] = fins
+            kept = bool(fins) or nmeta["deletionGracePeriodSeconds"] > 0
             if dry_run:
-                return new
+                # Store.Delete answers a dry run's updated object as is.
+                return new, False, not kept
             stored = self.storage.commit("MODIFIED", rkey(rt), new, old)
-            if fins or nmeta["deletionGracePeriodSeconds"] > 0:
-                return stored
+            if kept:
+                return stored, False, False
             # Graceless: removed right after the update, the DELETED event
             # carrying the state just stored.
-            return self._remove_locked(rt, copy.deepcopy(stored))
+            return self._remove_locked(rt, copy.deepcopy(stored)), True, True
         if not fins and not is_ns:
             if dry_run:
-                return old
-            return self._remove_locked(rt, new)
+                return old, True, True
+            return self._remove_locked(rt, new), True, True
         if meta.get("deletionTimestamp") and fins == list(meta.get("finalizers") or []):
-            return old  # already terminating, nothing new to record
+            return old, False, False  # already terminating, nothing new to record
         if fins:
             nmeta["finalizers"] = fins
         if not nmeta.get("deletionTimestamp"):
@@ -1371,8 +1441,8 @@ class REST:
             status = new.setdefault("status", {})
             status["phase"] = "Terminating"
         if dry_run:
-            return new
-        return self.storage.commit("MODIFIED", rkey(rt), new, old)
+            return new, False, False
+        return self.storage.commit("MODIFIED", rkey(rt), new, old), False, False
 
     def _remove_locked(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         """Remove the object for good (a DELETED event). ``obj`` is a fresh copy."""

@@ -27,7 +27,14 @@ from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ALL_VERBS, ResourceType
 
-__all__ = ["BUILTIN_KINDS", "Column", "KindSpec", "builtin_types"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "RETURN_DELETED_OBJECT",
+    "Column",
+    "KindSpec",
+    "builtin_types",
+    "returns_deleted_object",
+]
 
 Column = tuple[str, str, str, int]  # name, template, type, priority
 CREATE_ONLY: tuple[str, ...] = ("create",)
@@ -298,6 +305,42 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
     _k("authentication.k8s.io/v1", "tokenreviews", "TokenReview", namespaced=False,
        verbs=CREATE_ONLY),
 )  # fmt: skip
+
+
+# The built-in stores that set ``ReturnDeletedObject: true`` (kubernetes 1.32,
+# ``pkg/registry/<group>/<resource>/storage/storage.go``), as (group, plural):
+# ``Store.finalizeDelete`` answers a DELETE that removed the object at once
+# with the object for these, with a ``Status`` naming it for every other store
+# (apiextensions-apiserver's custom resource store included: its ``etcd.go``
+# does not set the flag). An object not removed at once is answered as marked,
+# whatever the store.
+RETURN_DELETED_OBJECT: frozenset[tuple[str, str]] = frozenset({
+    ("", "namespaces"),  # core/namespace/storage (and its REST's own Delete)
+    ("", "pods"),  # core/pod/storage
+    ("", "services"),  # core/service/storage
+    ("", "serviceaccounts"),  # core/serviceaccount/storage
+    ("", "persistentvolumes"),  # core/persistentvolume/storage
+    ("", "persistentvolumeclaims"),  # core/persistentvolumeclaim/storage
+    ("", "resourcequotas"),  # core/resourcequota/storage
+    ("", "podtemplates"),  # core/podtemplate/storage
+    ("storage.k8s.io", "storageclasses"),  # storage/storageclass/storage
+    ("storage.k8s.io", "volumeattachments"),  # storage/volumeattachment/storage
+    ("storage.k8s.io", "csidrivers"),  # storage/csidriver/storage
+    ("storage.k8s.io", "csinodes"),  # storage/csinode/storage
+    # Not the store's flag: the CRD REST's own Delete (apiextensions-apiserver
+    # registry/customresourcedefinition/etcd.go) answers the CRD it marks with
+    # its cleanup finalizer, and a later DELETE the still-finalized CRD; ours
+    # is removed at once but answered as kube answers that first DELETE.
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+})  # fmt: skip
+
+
+def returns_deleted_object(rt: ResourceType) -> bool:
+    """Whether a DELETE that removes an object of ``rt`` at once answers the
+    object (else a ``Status``): see ``RETURN_DELETED_OBJECT``. The group is
+    the request's (``qualifiedResourceFromContext``): events.k8s.io Events and
+    autoscaling/v1 HPAs answer a Status as their stores do."""
+    return not rt.is_crd and (rt.group, rt.plural) in RETURN_DELETED_OBJECT
 
 
 def _resource_type(spec: KindSpec) -> ResourceType:
