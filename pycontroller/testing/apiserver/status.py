@@ -26,6 +26,7 @@ __all__ = [
     "forbidden",
     "internal_error",
     "invalid",
+    "invalid_options",
     "method_not_allowed",
     "not_found",
     "qualified_kind",
@@ -183,6 +184,22 @@ def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> Status
     message = f'{qualified_kind(rt)} "{name}" is invalid'
     if parts:
         message += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
+    return StatusError(422, "Invalid", message, details)
+
+
+def invalid_options(kind: str, causes: list[dict[str, Any]]) -> StatusError:
+    """422 for request options (``CreateOptions``, ``DeleteOptions``, ...):
+    ``errors.NewInvalid(GroupKind{meta.k8s.io, kind}, "", errs)``, as the
+    handlers answer a failed ``Validate<Kind>``."""
+    parts: list[str] = []
+    for c in causes:
+        part = f"{c['field']}: {c['message']}"
+        if part not in parts:
+            parts.append(part)
+    message = f'{kind}.meta.k8s.io "" is invalid: ' + (
+        parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    )
+    details = {"group": "meta.k8s.io", "kind": kind, "causes": causes}
     return StatusError(422, "Invalid", message, details)
 
 

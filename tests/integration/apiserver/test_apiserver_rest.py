@@ -413,7 +413,8 @@ def test_strategic_merge_patch(raw: Raw) -> None:
 def test_apply_patch(raw: Raw) -> None:
     applied = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\ndata:\n  k: v\n"
     code, _, st = raw("PATCH", f"{CM}/ap", applied, "application/apply-patch+yaml")
-    assert code == 400  # fieldManager is required
+    # ValidatePatchOptions: an apply needs a field manager (422, PatchOptions).
+    assert code == 422 and st["details"]["causes"][0]["field"] == "fieldManager"
     code, _, a = raw("PATCH", f"{CM}/ap?fieldManager=test", applied, "application/apply-patch+yaml")
     assert code == 201 and a["data"] == {"k": "v"}
     applied2 = applied.replace(b"k: v", b"k: w")

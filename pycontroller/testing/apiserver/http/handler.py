@@ -52,6 +52,7 @@ from pycontroller.testing.apiserver.http.negotiation import (
 from pycontroller.testing.apiserver.http.openapi_v2 import openapi_v2_reply
 from pycontroller.testing.apiserver.http.table import to_table
 from pycontroller.testing.apiserver.registry import admission_policy, listoptions, reviews
+from pycontroller.testing.apiserver.registry import options as request_options
 from pycontroller.testing.apiserver.registry.events import events_field_selector
 from pycontroller.testing.apiserver.registry.eviction import KUBELET_ONLY
 from pycontroller.testing.apiserver.registry.rest import (
@@ -188,6 +189,11 @@ class Reply:
 def _warning(text: str) -> str:
     """A ``Warning`` header value (RFC 7234 ``299 - "text"``, quotes escaped)."""
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _patch_type(content_type: str) -> str:
+    """The patch type of a ``Content-Type`` (its parameters dropped, as kube's patch handler)."""
+    return content_type.split(";", 1)[0].strip()
 
 
 def _truthy(v: str | None) -> bool:
@@ -523,12 +529,14 @@ class _Handler(BaseHTTPRequestHandler):
             if r.name is not None:
                 raise method_not_allowed()
             chosen = self._negotiate(rt)
+            request_options.check_write("CreateOptions", params)
             obj = app.rest.create(rt, r.namespace, self._decode_object(rt, body, opts), opts)
             return self._reply(201, rt, obj, chosen, opts)
         if method == "PUT":
             if r.name is None:
                 raise method_not_allowed()
             chosen = self._negotiate(rt)
+            request_options.check_write("UpdateOptions", params)
             obj = app.rest.update(
                 rt,
                 r.namespace,
@@ -543,6 +551,7 @@ class _Handler(BaseHTTPRequestHandler):
                 raise method_not_allowed()
             chosen = self._negotiate(rt)
             ctype = self.headers.get("Content-Type") or ""
+            request_options.check_write("PatchOptions", params, patch_type=_patch_type(ctype))
             obj, created = app.rest.patch(
                 rt, r.namespace, r.name, ctype, body, opts, subresource=r.subresource
             )
@@ -580,6 +589,7 @@ class _Handler(BaseHTTPRequestHandler):
         raise method_not_allowed()
 
     def _write_options(self, params: dict[str, str]) -> WriteOptions:
+        # Validated per verb (request_options.check_write) before use.
         return WriteOptions(
             dry_run=params.get("dryRun") == "All",
             field_validation=params.get("fieldValidation") or "Warn",
@@ -599,9 +609,11 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET":
             out = app.rest.get_scale(r.rt, r.namespace, r.name)
         elif method == "PUT":
+            request_options.check_write("UpdateOptions", params)
             out = app.rest.update_scale(r.rt, r.namespace, r.name, self._decode(body), opts)
         elif method == "PATCH":
             ctype = self.headers.get("Content-Type") or ""
+            request_options.check_write("PatchOptions", params, patch_type=_patch_type(ctype))
             out = app.rest.patch_scale(r.rt, r.namespace, r.name, ctype, body, opts)
         headers: dict[str, str] = {}
         if opts.warnings:

@@ -53,6 +53,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pycontroller.labels import selector_from_label_selector
+from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.http.auth import UserInfo
 from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.resource_types import ResourceType
@@ -679,12 +680,6 @@ def _deny_error(attr: _Attributes, d: _Denied) -> StatusError:
 
 
 # --- validation of the policy objects -----------------------------------------------
-
-
-def _go_quote(s: str) -> str:
-    import json
-
-    return json.dumps(s, ensure_ascii=False)
 
 
 def _required(field: str, detail: str = "") -> dict[str, Any]:

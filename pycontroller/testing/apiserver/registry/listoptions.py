@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pycontroller.testing.apiserver.status import StatusError
+from pycontroller.testing.apiserver.status import StatusError, invalid_options
 
 __all__ = [
     "INITIAL_EVENTS_ANNOTATION",
@@ -99,18 +99,7 @@ def validate_list_send_initial_events(params: dict[str, str]) -> list[dict[str, 
 
 def invalid_list_options(causes: list[dict[str, Any]]) -> StatusError:
     """422 as ``errors.NewInvalid(schema.GroupKind{"meta.k8s.io", "ListOptions"}, "", errs)``."""
-    parts: list[str] = []
-    for c in causes:
-        part = f"{c['field']}: {c['message']}"
-        if part not in parts:
-            parts.append(part)
-    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-    return StatusError(
-        422,
-        "Invalid",
-        f'ListOptions.meta.k8s.io "" is invalid: {summary}',
-        {"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes},
-    )
+    return invalid_options("ListOptions", causes)
 
 
 def too_large_resource_version(requested: int, current: int) -> StatusError:

@@ -29,7 +29,9 @@ from typing import Any
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
+from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.registry import admission_policy, conversion
+from pycontroller.testing.apiserver.registry import options as request_options
 from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
 from pycontroller.testing.apiserver.registry.names import (
@@ -110,10 +112,6 @@ def _parse_uint(value: str) -> tuple[int | None, str]:
     if n >= 2**64:
         return None, f"strconv.ParseUint: parsing {_go_quote(value)}: value out of range"
     return n, ""
-
-
-def _go_quote(value: str) -> str:
-    return _json.dumps(value).decode()
 
 
 # apimachinery's TotalAnnotationSizeLimitB: keys plus values, 256 KiB.
@@ -269,14 +267,14 @@ class DeleteOptions:
         propagation = params.get("propagationPolicy") or options.get("propagationPolicy")
         orphan = params.get("orphanDependents", options.get("orphanDependents"))
         orphaned = None if orphan is None else str(orphan).lower() in ("true", "t", "1")
+        raw_dry = options.get("dryRun") if body is not None else params.get("dryRun")
+        dry_values = [raw_dry] if isinstance(raw_dry, str) else list(raw_dry or [])
+        err = request_options.check_delete(propagation, orphan, [str(v) for v in dry_values])
+        if err is not None:
+            raise err
         if propagation is None and orphaned is not None:
             propagation = "Orphan" if orphaned else "Background"
-        if propagation not in (None, "Background", "Foreground", "Orphan"):
-            raise bad_request(
-                f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
-                '"Orphan", "Background", "Foreground"'
-            )
-        dry = params.get("dryRun") == "All" or options.get("dryRun") == ["All"]
+        dry = dry_values == ["All"]
         if isinstance(body, dict):
             grace = _parse_grace(body.get("gracePeriodSeconds"), query=False)
         else:
@@ -975,8 +973,8 @@ class REST:
                 f"the body of the request was in an unknown format - accepted media types "
                 f"include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY}",
             )
-        if ctype == APPLY and not opts.field_manager:
-            raise bad_request("PATCH " + "fieldManager is required for apply requests")
+        if ctype == APPLY and not opts.field_manager:  # in-process callers; HTTP checks first
+            request_options.check_write("PatchOptions", {}, patch_type=ctype)
         patch = decode_patch(body, ctype)
         ns = (ns or "") if rt.namespaced else ""
         stored_rt = self._stored_type(rt)

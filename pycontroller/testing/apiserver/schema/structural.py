@@ -54,6 +54,7 @@ import jsonschema
 import jsonschema.validators
 
 from pycontroller.labels import is_dns1123_subdomain
+from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import cel
 
@@ -154,11 +155,6 @@ def _go_float(v: float) -> str:
             return sign + digits + "0" * (exp + 1 - len(digits))
         return sign + digits[: exp + 1] + "." + digits[exp + 1 :]
     return sign + "0." + "0" * (-exp - 1) + digits
-
-
-def _go_quote(s: str) -> str:
-    """Go's ``%q`` (close enough: JSON string escaping, UTF-8 kept)."""
-    return json.dumps(s, ensure_ascii=False)
 
 
 def _go_sharp_v(v: Any) -> str:
