@@ -653,7 +653,10 @@ def field_diffs(
     """
     where = ".".join(path) or "<root>"
     if path in exact:
-        return [] if desired == live else [f"{where}: want {desired!r}, got {live!r}"]
+        # An empty map is no map: kube stores none (omitempty, and protobuf
+        # keeps no empty map), as the controller's diff knows.
+        same = (desired or None) == (live or None)
+        return [] if same else [f"{where}: want {desired!r}, got {live!r}"]
     if isinstance(desired, dict):
         if not isinstance(live, dict):
             return [f"{where}: want a map, got {live!r}"]
