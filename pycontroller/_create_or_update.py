@@ -107,12 +107,47 @@ def create_or_update(client: _Client, obj: Obj, mutate: Callable[[Obj], None]) -
 
     before = copy.deepcopy(live)
     _mutate(client, mutate, key, live)
-    if live == before:
+    if _semantically_equal(live, before):
         _replace(obj, live)
         return "unchanged"
     result = client.update(live)
     _replace(obj, result)
     return "updated"
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, dict | list) and not value)
+
+
+def _semantically_equal(a: Any, b: Any) -> bool:
+    """``a == b`` where an absent key, ``None`` and an empty map or list are one
+    value, as apimachinery's ``equality.Semantic.DeepEqual`` compares typed
+    objects (a nil and an empty map or slice are equal; JSON ``null`` decodes
+    to nil). kube stores no empty map or list where the field is
+    ``omitempty``, so a mutate that leaves one (``setdefault("labels", {})``)
+    must not count as a change, or every reconcile would write."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a.keys() | b.keys():
+            x, y = a.get(k), b.get(k)
+            if _empty(x) and _empty(y):
+                continue
+            if not _semantically_equal(x, y):
+                return False
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return False
+        return all(_semantically_equal(x, y) for x, y in zip(a, b, strict=True))
+    if _empty(a) and _empty(b):
+        return True
+    return bool(type(a) is type(b) and a == b) or (
+        # 1 == 1.0 as JSON numbers; True is not 1
+        isinstance(a, int | float)
+        and isinstance(b, int | float)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+        and a == b
+    )
 
 
 def _replace(obj: Obj, new: Obj) -> None:

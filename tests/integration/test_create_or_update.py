@@ -273,3 +273,28 @@ def test_create_or_apply_takes_ownership_of_a_field_that_already_has_its_value(
         "unchanged"
     )
     assert len(apiserver.request_log) == before
+
+
+def test_an_empty_map_left_by_mutate_is_no_change(
+    apiserver: APIServer, cms: ResourceClient
+) -> None:
+    # kube stores no empty labels map (omitempty) or empty data: a mutate that
+    # leaves them must not count as a change (equality.Semantic.DeepEqual
+    # treats nil and empty maps as equal), or every reconcile would write.
+    def mutate(obj: Obj) -> None:
+        obj.setdefault("metadata", {}).setdefault("labels", {})
+        obj.setdefault("data", {})
+        obj["binaryData"] = None
+
+    assert create_or_update(cms, key("e"), mutate) == "created"
+    created = apiserver.writes("configmaps")
+    for _ in range(3):
+        assert create_or_update(cms, key("e"), mutate) == "unchanged"
+    assert apiserver.writes("configmaps") == created
+
+    def clear(obj: Obj) -> None:  # emptying a map that has entries is a change
+        obj["data"] = {}
+
+    assert create_or_update(cms, key("a"), set_data({"k": "v"})) == "created"
+    assert create_or_update(cms, key("a"), clear) == "updated"
+    assert "data" not in cms.get("a", namespace="default")
