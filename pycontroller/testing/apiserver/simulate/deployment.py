@@ -134,7 +134,7 @@ def compute_hash(template: dict[str, Any], collision_count: int | None) -> str:
 
 def _go_hashed(value: Any) -> Any:
     """``value`` as Go hashes it, a struct: a zero ``creationTimestamp``
-    (``null`` in the server's JSON, ``builtin.go_embedded_meta``) is the same
+    (``null`` in the server's JSON, ``schema/goshape.py``) is the same
     as none, and so is an ``ObjectMeta`` that holds nothing else."""
     if isinstance(value, list):
         return [_go_hashed(v) for v in value]
