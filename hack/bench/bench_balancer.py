@@ -13,7 +13,8 @@ controller's requests), and measures:
   Services, ConfigMap, Deployment, front Service) exist;
 - requests by verb and resource from the server's ``request_log`` (target:
   exactly one create per child and one status write per Balancer; Events
-  counted apart);
+  counted apart, all of them: the run waits until the controller has written
+  nothing for 2 s, ``drained_s`` after the creates);
 - idle (pycontroller runs only, ``--idle`` seconds after convergence, with
   ``--resync-period 1``): writes (target zero) and the controller process's
   CPU (``/proc/<pid>/stat`` user+system over wall time; target < 20% of a
@@ -145,6 +146,22 @@ def wait_ready(server: APIServer, proc: subprocess.Popen[bytes], timeout: float 
     raise RuntimeError("controller watches not open in time")
 
 
+def wait_quiet(server: APIServer, start: int, quiet: float, timeout: float) -> float:
+    """Until no write has been logged (since ``start``) for ``quiet`` seconds; the
+    monotonic time of the last write seen."""
+    deadline = time.monotonic() + timeout
+    seen, last_write = start, time.monotonic()
+    while time.monotonic() < deadline:
+        log = server.request_log
+        if any(r.method in WRITE_METHODS for r in log[seen:]):
+            last_write = time.monotonic()
+        seen = len(log)
+        if time.monotonic() - last_write >= quiet:
+            break
+        time.sleep(0.1)
+    return last_write
+
+
 def one_run(run: str, balancers: int, workers: int, idle: float, log_dir: Path) -> dict[str, Any]:
     spec = yaml.safe_load((ROOT / "crds/samples/balancer.yaml").read_text())["spec"]
     server = APIServer(crds=[str(ROOT / "crds/balancer.yaml")]).start()
@@ -193,7 +210,10 @@ def one_run(run: str, balancers: int, workers: int, idle: float, log_dir: Path) 
         out["server_cpu"] = (cpu_seconds(os.getpid()) - cpu_server0) / out["converge_s"]
         out["controller_cpu"] = (cpu_seconds(proc.pid) - cpu_ctrl0) / out["converge_s"]
         out["create_balancers_s"] = created_s
-        time.sleep(2.0)  # trailing Events and status writes
+        # The Events of convergence go out on their own budget and may trail it:
+        # wait until the controller has written nothing for 2 s (at most 120 s),
+        # so that they count in the requests and not as writes of idle resyncs.
+        out["drained_s"] = wait_quiet(server, start, quiet=2.0, timeout=120) - t0
         records = server.request_log[start:]
         out["requests"] = classify(records)
         out["total_requests"] = len(records)

@@ -244,16 +244,17 @@ def balancer_section(bal: dict[str, Any] | None, out: list[str]) -> None:
         f"{any_run['balancers']} Balancers with 3 backends each, created at once, "
         f"{any_run['workers']} workers, 1 s resync; fresh embedded server per run. One run each "
         "(convergence is bounded by the client rate limit or by round trips, not by noise). "
-        "*Events* counts those sent by convergence plus 2 s. CPU is a share of one core over "
+        "*Events* counts all of them (the run waits until nothing has been written for 2 s; "
+        "idle is measured after that). CPU is a share of one core over "
         "the convergence time: the embedded server (one process, GIL-bound) and the "
         "controller.\n"
     )
     out.append(
-        "| run | converge | requests (all) | without Events | creates per child | "
-        "status writes per Balancer | other writes | Events | conflicts | "
+        "| run | converge | last write (Events included) | requests (all) | without Events | "
+        "creates per child | status writes per Balancer | other writes | Events | conflicts | "
         "CPU while converging: server / controller |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in runs.items():
         req = r.get("requests", {})
         n = r["balancers"]
@@ -262,7 +263,8 @@ def balancer_section(bal: dict[str, Any] | None, out: list[str]) -> None:
         events = r.get("event_writes", 0)
         other = r.get("writes", 0) - creates - status - events
         out.append(
-            f"| {name} | {r.get('converge_s', float('nan')):.1f} s | {r.get('total_requests')} | "
+            f"| {name} | {r.get('converge_s', float('nan')):.1f} s | "
+            f"{r.get('drained_s', float('nan')):.1f} s | {r.get('total_requests')} | "
             f"{r.get('total_requests', 0) - events} | {creates / (6 * n):.2f} | {status / n:.2f} | "
             f"{other} | {events} | {req.get('conflicts (409)', 0)} | "
             f"{r.get('server_cpu', 0):.0%} / {r.get('controller_cpu', 0):.0%} |"
