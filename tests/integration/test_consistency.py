@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
+from support import crds
 
 from pycontroller import ApiError, Controller, Manager, NotFoundError, Request, ResourceClient
 from pycontroller.cache import SharedInformerFactory
@@ -31,30 +32,7 @@ WIDGETS = ("example.com", "v1", "widgets")
 CONFIGMAPS = ("", "v1", "configmaps")
 LAG = 1.0
 
-WIDGET_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-                "subresources": {"status": {}},
-            }
-        ],
-    },
-}
+WIDGET_CRD: dict[str, Any] = crds.crd("widgets", "Widget", subresources={"status": {}})
 
 
 def conflicts(apiserver: APIServer) -> list[tuple[str, str]]:

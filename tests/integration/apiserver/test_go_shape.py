@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support import crds
 from support.http import request
 
 from pycontroller.testing import APIServer
@@ -471,29 +472,7 @@ def test_rbac_binding_api_groups(server: APIServer) -> None:
 
 
 def test_custom_resources_are_not_shaped(server: APIServer) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    crd = crds.crd("widgets", "Widget")
     server.install_crd(crd)
     out = create(
         server,
