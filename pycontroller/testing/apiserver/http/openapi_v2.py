@@ -46,6 +46,7 @@ from google.protobuf.message import Message
 from pycontroller.testing.apiserver._proto.openapiv2 import OpenAPIv2_pb2 as pb
 from pycontroller.testing.apiserver._proto.openapiv2.rules import RULES
 from pycontroller.testing.apiserver.http.discovery import RegistryView
+from pycontroller.testing.apiserver.http.negotiation import media_ranges
 from pycontroller.testing.apiserver.schema.openapi import openapi_response
 
 logger = logging.getLogger(__name__)
@@ -388,41 +389,6 @@ def _served(registry: RegistryView) -> _Served:
         return served
 
 
-def _accept_clauses(header: str) -> list[tuple[str, str, float]]:
-    """goautoneg.ParseAccept: ``(type, subtype, q)`` sorted as it sorts them."""
-    clauses: list[tuple[str, str, float]] = []
-    for part in header.split(","):
-        params = part.strip(" ").split(";")
-        sp = params[0].split("/")
-        typ = sp[0].strip(" ")
-        if len(sp) == 1 and typ == "*":
-            sub = "*"
-        elif len(sp) == 2:
-            sub = sp[1].strip(" ")
-        else:
-            continue
-        q = 1.0
-        for param in params[1:]:
-            kv = param.split("=", 1)
-            if len(kv) == 2 and kv[0].strip(" ") == "q":
-                try:
-                    q = float(kv[1])
-                except ValueError:
-                    q = 0.0
-        clauses.append((typ, sub, q))
-
-    def less(a: tuple[str, str, float], b: tuple[str, str, float]) -> bool:
-        return a[2] > b[2] or (a[0] != "*" and b[0] == "*") or (a[1] != "*" and b[1] == "*")
-
-    # Go's sort.Sort on so few elements is an insertion sort.
-    for i in range(1, len(clauses)):
-        j = i
-        while j > 0 and less(clauses[j], clauses[j - 1]):
-            clauses[j], clauses[j - 1] = clauses[j - 1], clauses[j]
-            j -= 1
-    return clauses
-
-
 def _accepts_gzip(header: str) -> bool:
     """gziphandler's acceptsGzip: ``gzip`` listed with q > 0."""
     q_gzip = 0.0
@@ -495,7 +461,8 @@ def openapi_v2_reply(
     out = {"Vary": "Accept-Encoding, Accept"}
     gz = _accepts_gzip(headers.get("Accept-Encoding") or "")
     chosen = None
-    for typ, sub, _ in _accept_clauses(headers.get("Accept") or "*/*"):
+    for media, _ in media_ranges(headers.get("Accept") or "*/*"):  # goautoneg's order
+        typ, _, sub = media.partition("/")
         for a_type, a_sub, ctype, proto in _ACCEPTED:
             if typ in (a_type, "*") and sub in (a_sub, "*"):
                 chosen = (ctype, proto)
