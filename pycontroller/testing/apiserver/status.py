@@ -13,8 +13,10 @@ resource name (``deployments.apps``) the way kube does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from pycontroller.testing.apiserver.gofmt import quote
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "invalid_options",
     "method_not_allowed",
     "not_found",
+    "not_supported_cause",
     "qualified_kind",
     "qualified_resource",
     "request_entity_too_large",
@@ -185,6 +188,17 @@ def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> Status
     if parts:
         message += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
     return StatusError(422, "Invalid", message, details)
+
+
+def not_supported_cause(field: str, shown: str, supported: Sequence[str]) -> dict[str, Any]:
+    """``field.NotSupported``'s cause: ``shown`` is the bad value as Go prints it
+    (``gofmt.quote`` for a string), the supported values are ``strconv.Quote``d."""
+    values = ", ".join(quote(v) for v in supported)
+    return {
+        "reason": "FieldValueNotSupported",
+        "message": f"Unsupported value: {shown}: supported values: {values}",
+        "field": field,
+    }
 
 
 def invalid_options(kind: str, causes: list[dict[str, Any]]) -> StatusError:

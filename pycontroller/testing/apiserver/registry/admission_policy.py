@@ -58,7 +58,12 @@ from pycontroller.testing.apiserver.http.auth import UserInfo
 from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import cel
-from pycontroller.testing.apiserver.status import StatusError, invalid, qualified_resource
+from pycontroller.testing.apiserver.status import (
+    StatusError,
+    invalid,
+    not_supported_cause,
+    qualified_resource,
+)
 
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.registry.rest import REST
@@ -698,15 +703,6 @@ def _invalid_cause(field: str, value: str, detail: str) -> dict[str, Any]:
     }
 
 
-def _not_supported(field: str, value: Any, supported: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "reason": "FieldValueNotSupported",
-        "message": f"Unsupported value: {_go_quote(str(value))}: supported values: "
-        + ", ".join(_go_quote(s) for s in supported),
-        "field": field,
-    }
-
-
 def _validate_policy_object(rt: ResourceType, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     spec = spec if isinstance(spec, dict) else {}
@@ -727,7 +723,9 @@ def _policy_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
     causes: list[dict[str, Any]] = []
     fp = spec.get("failurePolicy")
     if fp is not None and fp not in ("Fail", "Ignore"):
-        causes.append(_not_supported("spec.failurePolicy", fp, ("Fail", "Ignore")))
+        causes.append(
+            not_supported_cause("spec.failurePolicy", _go_quote(str(fp)), ("Fail", "Ignore"))
+        )
     constraints = spec.get("matchConstraints")
     if not isinstance(constraints, dict):
         causes.append(_required("spec.matchConstraints"))
@@ -778,7 +776,7 @@ def _policy_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
             )
         reason = v.get("reason")
         if reason is not None and reason not in _REASONS:
-            causes.append(_not_supported(f"{where}.reason", reason, _REASONS))
+            causes.append(not_supported_cause(f"{where}.reason", _go_quote(str(reason)), _REASONS))
     return causes
 
 
@@ -807,14 +805,22 @@ def _binding_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
             causes.append(_required("spec.paramRef.parameterNotFoundAction"))
         elif action not in ("Deny", "Allow"):
             causes.append(
-                _not_supported("spec.paramRef.parameterNotFoundAction", action, ("Deny", "Allow"))
+                not_supported_cause(
+                    "spec.paramRef.parameterNotFoundAction",
+                    _go_quote(str(action)),
+                    ("Deny", "Allow"),
+                )
             )
     actions = spec.get("validationActions")
     actions = actions if isinstance(actions, list) else []
     seen: set[str] = set()
     for i, action in enumerate(actions):
         if action not in _ACTIONS:
-            causes.append(_not_supported(f"spec.validationActions[{i}]", action, _ACTIONS))
+            causes.append(
+                not_supported_cause(
+                    f"spec.validationActions[{i}]", _go_quote(str(action)), _ACTIONS
+                )
+            )
         if action in seen:
             causes.append(
                 {

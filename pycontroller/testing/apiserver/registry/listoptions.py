@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pycontroller.testing.apiserver.status import StatusError, invalid_options
+from pycontroller.testing.apiserver.gofmt import quote
+from pycontroller.testing.apiserver.status import (
+    StatusError,
+    invalid_options,
+    not_supported_cause,
+)
 
 __all__ = [
     "INITIAL_EVENTS_ANNOTATION",
@@ -35,15 +40,6 @@ INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"
 
 def _forbidden(field: str, detail: str) -> dict[str, Any]:
     return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
-
-
-def _not_supported(field: str, value: str, supported: list[str]) -> dict[str, Any]:
-    values = ", ".join(f'"{v}"' for v in supported)
-    return {
-        "reason": "FieldValueNotSupported",
-        "message": f'Unsupported value: "{value}": supported values: {values}',
-        "field": field,
-    }
 
 
 def validate_watch_options(
@@ -79,7 +75,9 @@ def validate_watch_options(
                 )
             )
         if match != NOT_OLDER_THAN:
-            causes.append(_not_supported("resourceVersionMatch", match, [NOT_OLDER_THAN]))
+            causes.append(
+                not_supported_cause("resourceVersionMatch", quote(match), [NOT_OLDER_THAN])
+            )
         if params.get("continue"):
             causes.append(
                 _forbidden(

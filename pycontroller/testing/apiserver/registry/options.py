@@ -17,7 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from pycontroller.testing.apiserver.gofmt import is_print, quote
-from pycontroller.testing.apiserver.status import StatusError, invalid_options
+from pycontroller.testing.apiserver.status import (
+    StatusError,
+    invalid_options,
+    not_supported_cause,
+)
 
 __all__ = ["FIELD_MANAGER_MAX_LENGTH", "check_delete", "check_write"]
 
@@ -29,20 +33,11 @@ _PROPAGATION = ("Foreground", "Background", "Orphan", "nil")
 _APPLY_TYPES = ("application/apply-patch+yaml", "application/apply-patch+cbor")
 
 
-def _not_supported(field: str, shown: str, supported: tuple[str, ...]) -> dict[str, Any]:
-    values = ", ".join(quote(v) for v in supported)
-    return {
-        "reason": "FieldValueNotSupported",
-        "message": f"Unsupported value: {shown}: supported values: {values}",
-        "field": field,
-    }
-
-
 def _dry_run(values: list[str]) -> list[dict[str, Any]]:
     if all(v in _DRY_RUN for v in values):
         return []
     shown = "[]string{" + ", ".join(quote(v) for v in values) + "}"
-    return [_not_supported("dryRun", shown, _DRY_RUN)]
+    return [not_supported_cause("dryRun", shown, _DRY_RUN)]
 
 
 def _field_manager(manager: str) -> list[dict[str, Any]]:
@@ -98,7 +93,7 @@ def check_write(kind: str, params: dict[str, str], *, patch_type: str | None = N
         causes += _dry_run([params["dryRun"]])
     validation = params.get("fieldValidation", "")
     if validation not in _FIELD_VALIDATION:
-        causes.append(_not_supported("fieldValidation", quote(validation), _FIELD_VALIDATION))
+        causes.append(not_supported_cause("fieldValidation", quote(validation), _FIELD_VALIDATION))
     if causes:
         raise invalid_options(kind, causes)
 
@@ -119,7 +114,7 @@ def check_delete(
             }
         )
     if propagation is not None and propagation not in _PROPAGATION[:3]:
-        causes.append(_not_supported("propagationPolicy", shown, _PROPAGATION))
+        causes.append(not_supported_cause("propagationPolicy", shown, _PROPAGATION))
     if dry_run:
         causes += _dry_run(dry_run)
     return invalid_options("DeleteOptions", causes) if causes else None
