@@ -48,8 +48,19 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _CHUNK = 256 * 1024
 
 
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+try:  # a bench extra: serializing 300 MB of answers up front takes 4x less time
+    import orjson
+
+    def _dumps(obj: Any) -> bytes:
+        return orjson.dumps(obj)
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+except ImportError:  # pragma: no cover - the same bytes, slower
+
+    def _dumps(obj: Any) -> bytes:
+        return json.dumps(obj, separators=(",", ":")).encode()
+
+    _loads = json.loads
 
 
 def _partial(obj: dict[str, Any]) -> dict[str, Any]:
@@ -73,8 +84,10 @@ class Canned:
         self.items = [make(i, i + 1) for i in range(objects)]
         self._events = []
         for n in range(events):
-            i = n % objects
-            obj = make(i, self.list_rv + n + 1)
+            # object i at a later resourceVersion (a deep copy through JSON:
+            # 5x cheaper than generating it again)
+            obj = _loads(_dumps(self.items[n % objects]))
+            obj["metadata"]["resourceVersion"] = str(self.list_rv + n + 1)
             obj["metadata"]["annotations"]["bench/seq"] = str(n)
             self._events.append(obj)
         self._cache: dict[tuple[str, Any], Any] = {}
@@ -248,11 +261,12 @@ def main() -> None:
     args = parser.parse_args()
     canned = Canned(args.kind, args.objects, args.events)
     # Serialize the common forms before saying READY (the first client must
-    # not pay for it); the metadata-only forms are built on first use.
-    canned.page(500, 0, False)
+    # not pay for it).
+    for partial in (False, True):
+        canned.page(500, 0, partial)
+        canned.initial_events(partial)
+        canned.watch_events(partial)
     canned.page(0, 0, False)
-    canned.initial_events(False)
-    canned.watch_events(False)
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(canned))
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
