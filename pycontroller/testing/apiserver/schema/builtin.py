@@ -23,14 +23,13 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import re
 import threading
 from fractions import Fraction
 from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import defaults as defaults_mod
-from pycontroller.testing.apiserver.schema import goshape
+from pycontroller.testing.apiserver.schema import goshape, quantity
 from pycontroller.testing.apiserver.schema import kinds as _kinds
 from pycontroller.testing.apiserver.schema import validation as validation_mod
 
@@ -97,33 +96,6 @@ def builtin_types() -> list[ResourceType]:
 _OWN_DEFAULTS = frozenset({("", "Service"), ("", "Namespace")})
 
 
-# resource.Quantity suffixes: binary (2^10n), decimal SI (10^3n) and milli etc.
-_QUANTITY_SUFFIX: dict[str, Fraction] = {
-    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60),
-    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
-    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9),
-    "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
-}  # fmt: skip
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|([a-zA-Z]*))$")
-
-
-def _quantity(value: Any) -> Fraction | None:
-    """A ``resource.Quantity``'s value (None if it does not parse)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Fraction(value)
-    m = _QUANTITY.match(str(value).strip())
-    if m is None:
-        return None
-    number, exponent, suffix = m.group(1), m.group(2), m.group(3) or ""
-    if exponent:
-        return Fraction(number) * Fraction(10) ** int(exponent[1:])
-    scale = _QUANTITY_SUFFIX.get(suffix)
-    return None if scale is None else Fraction(number) * scale
-
-
 def qos_class(spec: Any) -> str:
     """``qos.GetPodQOS`` (``pkg/apis/core/helper/qos``, 1.32): BestEffort
     without CPU or memory requests and limits; Guaranteed when every
@@ -146,7 +118,7 @@ def qos_class(spec: Any) -> str:
             values = resources.get(source)
             found = set()
             for name, raw in values.items() if isinstance(values, dict) else ():
-                q = _quantity(raw)
+                q = quantity.value(raw)
                 if name in ("cpu", "memory") and q is not None and q > 0:
                     into[name] = into.get(name, Fraction(0)) + q
                     found.add(name)

@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import quantity
 from pycontroller.testing.apiserver.schema.definitions import (
     REF_PREFIX,
     by_gvk,
@@ -57,11 +58,6 @@ _TIME_TYPES = frozenset({_META_V1 + "Time", _META_V1 + "MicroTime"})
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _OBJECT_META = _META_V1 + "ObjectMeta"
-# resource.ParseQuantity's ErrFormatWrong.
-_QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
-_QUANTITY_ERR = (
-    "quantities must match the regular expression " "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
 # reflect.Type.String() of the anonymous struct SimpleMetaFactory.Interpret decodes into.
 _FIND_KIND_TYPE = (
     'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
@@ -236,12 +232,11 @@ class _Walker:
                 return value
             raise self._err(kind, "int32", struct, stack)
         if name == _QUANTITY:
-            # resource.Quantity.UnmarshalJSON parses whatever it gets.
-            text = value if isinstance(value, str) else json.dumps(value)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                return value
-            if not _QUANTITY_RE.match(text.strip()):
-                raise _TypeError(_QUANTITY_ERR, plain=True)
+            # resource.Quantity.UnmarshalJSON parses a string or a number's text.
+            try:
+                quantity.canonical(value)
+            except quantity.QuantityError as err:
+                raise _TypeError(str(err), plain=True) from None
             return value
         node = self.defs.get(name)
         if node is None:

@@ -27,8 +27,9 @@ descriptors (field types, nested messages) and the Go facts of
 ``_proto/gotypes.py`` (JSON names, ``omitempty``, pointers, inlined structs).
 Each message gets a precomputed plan: the fields that must be filled when
 missing, and what to do with each field present. Custom resources are
-unstructured in kube and are left alone. Values are not normalised
-(quantities keep the text they were sent with).
+unstructured in kube and are left alone. Quantities are written as
+``Quantity.MarshalJSON`` does (``quantity.py``: ``1024Mi`` is ``1Gi``, a
+number ``2`` is ``"2"``); other values are not normalised.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from pycontroller.testing.apiserver._proto import gotypes
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import quantity
 
 if TYPE_CHECKING:
     from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -65,6 +67,10 @@ _STRUCT = 2  # a struct (pointer or not): shape it; null is dropped (omitempty) 
 _LIST = 3  # a slice: empty is dropped (omitempty) or null; items shaped
 _MAP = 4  # a map: empty is dropped (omitempty) or null; values shaped
 _BYTES = 5  # []byte: empty is dropped (omitempty) or null
+_QUANTITY = 6  # a resource.Quantity: written in its canonical form (null: as _OMIT_NULL)
+_QUANTITY_MAP = 7  # a map of quantities (ResourceList): as _MAP, values canonical
+
+_QUANTITY_TYPE = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 
 # The zero of each protobuf scalar type (string, bool, numbers).
 _STRING_TYPES = frozenset({9})  # TYPE_STRING
@@ -141,7 +147,9 @@ def _add_fields(desc: Descriptor, plan: _Plan, fill: list[tuple[str, Any, str | 
             continue
         shape, elem = _element(fd)
         if shape == "map":
-            plan.ops[name] = (_MAP, elem, omitempty)
+            values = mt.fields_by_name["value"].message_type if mt is not None else None
+            quantities = values is not None and values.full_name == _QUANTITY_TYPE
+            plan.ops[name] = (_QUANTITY_MAP if quantities else _MAP, elem, omitempty)
             if not omitempty:
                 fill.append((name, None, None))
             continue
@@ -163,6 +171,8 @@ def _add_fields(desc: Descriptor, plan: _Plan, fill: list[tuple[str, Any, str | 
                     fill.append((name, None, None))
             else:  # a struct with MarshalJSON: always written
                 fill.append((name, _SPECIAL_ZERO[mt.full_name], None))
+            if mt.full_name == _QUANTITY_TYPE:
+                plan.ops[name] = (_QUANTITY, None, pointer and omitempty)
             continue
         if mt is not None:
             plan.ops[name] = (_STRUCT, mt.full_name, omitempty and pointer)
@@ -187,6 +197,15 @@ def _add_fields(desc: Descriptor, plan: _Plan, fill: list[tuple[str, Any, str | 
             plan.ops[name] = (_OMIT_ZERO, None, True)
         else:
             fill.append((name, zero, None))
+
+
+def _canonical_quantity(value: Any) -> Any:
+    """``value`` as ``Quantity.MarshalJSON`` writes it (left alone if it does
+    not parse: the strict decoder answers that with a 400 before a write)."""
+    try:
+        return quantity.canonical(value)
+    except quantity.QuantityError:
+        return value
 
 
 def _shape(obj: dict[str, Any], plan: _Plan) -> None:
@@ -214,11 +233,21 @@ def _shape(obj: dict[str, Any], plan: _Plan) -> None:
         elif kind == _OMIT_NULL:
             if v is None:
                 del obj[name]
+        elif kind == _QUANTITY:
+            if v is None:
+                if omitempty:
+                    del obj[name]
+            else:
+                obj[name] = _canonical_quantity(v)
         elif not v:  # an empty (or null) slice, map or []byte
             if omitempty:
                 del obj[name]
             else:
                 obj[name] = None
+        elif kind == _QUANTITY_MAP:
+            if isinstance(v, dict):
+                for k, item in v.items():
+                    v[k] = _canonical_quantity(item)
         elif message is not None:
             sub = _plan(message)
             if kind == _LIST and isinstance(v, list):
