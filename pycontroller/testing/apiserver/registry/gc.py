@@ -37,6 +37,12 @@ in insertion order:
   stay, terminating, until those are removed), progress is reported in
   ``status.conditions``, and when it is empty its ``spec.finalizers`` are
   cleared and it is removed.
+- ``_crds``: terminating CRDs carrying ``customresourcecleanup``: queued when
+  one becomes so and at every commit of one of its instances. apiextensions'
+  CRD finalizer: its instances are deleted (those with finalizers stay,
+  terminating, until the finalizers are removed), the ``Terminating``
+  condition tells the progress, and once none is left the cleanup finalizer
+  is removed, which removes the CRD.
 
 Its deletions go through ``REST.delete_locked`` with default options, as
 kube's collector and namespace deleter send them, so a scheduled Pod gets its
@@ -60,8 +66,15 @@ import time
 from typing import Any
 
 from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
-from pycontroller.testing.apiserver.registry.rest import FOREGROUND, ORPHAN, REST, now_rfc3339
+from pycontroller.testing.apiserver.registry.rest import (
+    CRD_RKEY,
+    FOREGROUND,
+    ORPHAN,
+    REST,
+    now_rfc3339,
+)
 from pycontroller.testing.apiserver.registry.storage import Event
+from pycontroller.testing.apiserver.schema import crd as crd_mod
 
 __all__ = ["GarbageCollector"]
 
@@ -167,9 +180,14 @@ class GarbageCollector(BackgroundLoop):
         self._finalizing: set[str] = set()
         # names of terminating namespaces.
         self._terminating_ns: set[str] = set()
+        # terminating CRDs with the cleanup finalizer: name -> their
+        # instances' resource key, and back.
+        self._terminating_crds: dict[str, tuple[str, str]] = {}
+        self._crd_of: dict[tuple[str, str], str] = {}
         # The queues: insertion-ordered sets (dict keys).
         self._finalize: dict[str, None] = {}
         self._namespaces: dict[str, None] = {}
+        self._crds: dict[str, None] = {}
         self._check: dict[str, None] = {}
         # (not before, queue, key) of items whose processing raised.
         self._retries: list[tuple[float, dict[str, None], str]] = []
@@ -234,8 +252,28 @@ class GarbageCollector(BackgroundLoop):
             elif ev.namespace and ev.namespace in self._terminating_ns:
                 self._namespaces[ev.namespace] = None
                 wake = True
+            if ev.rkey == CRD_RKEY:
+                wake |= self._crd_event_locked(ev.obj, terminating)
+            elif ev.rkey in self._crd_of:
+                self._crds[self._crd_of[ev.rkey]] = None
+                wake = True
         if wake:
             self._wake.set()
+
+    def _crd_event_locked(self, crd: dict[str, Any], terminating: bool) -> bool:
+        """Track a CRD's termination; True if it is queued."""
+        name = str(_meta(crd).get("name") or "")
+        old = self._terminating_crds.pop(name, None)
+        if old is not None:
+            self._crd_of.pop(old, None)
+        if not terminating or crd_mod.CLEANUP_FINALIZER not in (_meta(crd).get("finalizers") or ()):
+            return False
+        spec = crd.get("spec") or {}
+        rk = (str(spec.get("group") or ""), str((spec.get("names") or {}).get("plural") or ""))
+        self._terminating_crds[name] = rk
+        self._crd_of[rk] = name
+        self._crds[name] = None
+        return True
 
     def _set_owners_locked(self, uid: str, old: tuple[str, ...], new: tuple[str, ...]) -> None:
         for owner in old:
@@ -279,7 +317,7 @@ class GarbageCollector(BackgroundLoop):
 
     def _pop_locked(self) -> tuple[dict[str, None], str] | None:
         """The next queued item: terminating owners, then namespaces, then dependents."""
-        for queue in (self._finalize, self._namespaces, self._check):
+        for queue in (self._finalize, self._namespaces, self._crds, self._check):
             if queue:
                 key = next(iter(queue))
                 del queue[key]
@@ -329,6 +367,8 @@ class GarbageCollector(BackgroundLoop):
     def _process(self, queue: dict[str, None], key: str) -> int:
         if queue is self._check:
             return self._dependent(key)
+        if queue is self._crds:
+            return self._crd(key)
         if queue is self._namespaces:
             nsobj = self.rest.storage.get(NS_RKEY, "", key)
             if nsobj is None or not _meta(nsobj).get("deletionTimestamp"):
@@ -458,6 +498,58 @@ class GarbageCollector(BackgroundLoop):
             rest._remove_locked(ns_rt, copy.deepcopy(cur))
             writes += 1
         return writes
+
+    def _crd(self, name: str) -> int:
+        """apiextensions' CRD finalizer (``crd_finalizer.go``): delete the
+        instances of a terminating CRD, wait until none is left, then set
+        ``Terminating=False`` and remove the cleanup finalizer in one write
+        (which removes the CRD when it was the last)."""
+        rest = self.rest
+        storage = rest.storage
+        crd = storage.get(CRD_RKEY, "", name)
+        crd_rt = rest.type_for(CRD_RKEY)
+        if crd is None or crd_rt is None or not _meta(crd).get("deletionTimestamp"):
+            return 0
+        if crd_mod.CLEANUP_FINALIZER not in (_meta(crd).get("finalizers") or ()):
+            return 0
+        writes = 0
+        types = rest.registry.for_crd(name)
+        if crd_mod.is_condition_true(crd, "Established") and types:
+            new = copy.deepcopy(crd)
+            crd_mod.set_condition(
+                new,
+                "Terminating",
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+            )
+            if new != crd:
+                crd = rest.replace_locked(crd_rt, crd, new)
+                writes += 1
+            rk = (types[0].group, types[0].plural)
+            rt = rest.type_for(rk)
+            remaining = 0
+            for obj in storage.items(rk):
+                if rt is not None and not _meta(obj).get("deletionTimestamp"):
+                    obj = rest.delete_locked(rt, obj, "Background")
+                    writes += 1
+                if self._current(rk, obj) is not None:
+                    remaining += 1
+            if remaining:
+                return writes  # queued again as each one goes
+            done = ("False", "InstanceDeletionCompleted", "removed all instances")
+        else:
+            done = ("False", "NeverEstablished", "resource was never established")
+        new = copy.deepcopy(crd)
+        crd_mod.set_condition(new, "Terminating", *done)
+        fins = [f for f in _meta(new).get("finalizers") or [] if f != crd_mod.CLEANUP_FINALIZER]
+        if fins:
+            _meta(new)["finalizers"] = fins
+            rest.replace_locked(crd_rt, crd, new)
+        else:
+            _meta(new).pop("finalizers", None)
+            rest._remove_locked(crd_rt, new)
+        return writes + 1
 
     def _dependent(self, uid: str) -> int:
         rest = self.rest

@@ -81,6 +81,7 @@ logger = logging.getLogger(__name__)
 
 CRD_GROUP = "apiextensions.k8s.io"
 CRD_PLURAL = "customresourcedefinitions"
+CRD_RKEY = (CRD_GROUP, CRD_PLURAL)
 PROTECTED_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -655,6 +656,8 @@ class REST:
     def create(
         self, rt: ResourceType, ns: str | None, body: Any, opts: WriteOptions
     ) -> dict[str, Any]:
+        if rt.is_crd:
+            self._check_crd_not_terminating(rt)
         if not isinstance(body, dict):
             raise bad_request("the body of the request must be a JSON object")
         self._check_kind(rt, body)
@@ -984,6 +987,8 @@ class REST:
             old = self.storage.get(rkey(rt), ns, name)
             if old is None:
                 if ctype == APPLY and subresource == "":
+                    if rt.is_crd:
+                        self._check_crd_not_terminating(rt, applied=name)
                     if not isinstance(patch, dict):
                         raise bad_request("apply patch must be an object")
                     obj = copy.deepcopy(patch)
@@ -1375,6 +1380,26 @@ class REST:
         meta = _meta(old)
         new = copy.deepcopy(old)
         nmeta = _meta(new)
+        if rkey(rt) == CRD_RKEY and not meta.get("deletionTimestamp"):
+            # apiextensions' REST.Delete: the first delete of a CRD only marks
+            # it (no Store.Delete: no grace period, no generation bump, no
+            # propagation finalizer); the CRD finalizer (gc.py) then deletes
+            # its instances and removes the cleanup finalizer.
+            nmeta["deletionTimestamp"] = now_rfc3339()
+            fins = list(meta.get("finalizers") or [])
+            if crd_mod.CLEANUP_FINALIZER not in fins:
+                nmeta["finalizers"] = [*fins, crd_mod.CLEANUP_FINALIZER]
+            crd_mod.set_condition(
+                new,
+                "Terminating",
+                "True",
+                "InstanceDeletionPending",
+                "CustomResourceDefinition marked for deletion; "
+                "CustomResource deletion will begin soon",
+            )
+            if dry_run:
+                return new, False, False
+            return self.storage.commit("MODIFIED", rkey(rt), new, old), False, False
         grace = grace_period_seconds
         if grace is not None and grace < 0:
             grace = 1  # BeforeDelete: a negative grace period is 1 second
@@ -1512,6 +1537,19 @@ class REST:
                         }
                     ],
                 )
+
+    def _check_crd_not_terminating(self, rt: ResourceType, *, applied: str = "") -> None:
+        """The crdHandler refuses to create instances of a terminating CRD:
+        a POST with 405, whatever the body; a server-side apply that would
+        create ``applied`` with 403 (kubernetes#132467, 1.34: before it, such
+        an apply went through)."""
+        crd = self.storage.get(CRD_RKEY, "", rt.crd_name or "")
+        if crd is None or not crd_mod.is_condition_true(crd, "Terminating"):
+            return
+        why = "create not allowed while custom resource definition is terminating"
+        if applied:
+            raise forbidden(rt, applied, why)
+        raise StatusError(405, "MethodNotAllowed", why, {"group": rt.group, "kind": rt.plural})
 
     def _crd_changed(self, rt: ResourceType, crd: dict[str, Any]) -> dict[str, Any]:
         """Register the CRD's served types (replacing old ones), then write its

@@ -209,6 +209,46 @@ def accepted_names(crd: dict[str, Any]) -> dict[str, Any]:
     return names
 
 
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+
+
+def set_condition(crd: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> None:
+    """``apiextensionshelpers.SetCRDCondition``, in place: the condition is
+    updated where it is (appended when new); its ``lastTransitionTime`` moves
+    only when its status changes."""
+    st = crd.get("status")
+    if not isinstance(st, dict):
+        st = crd["status"] = {}
+    conds = st.get("conditions")
+    if not isinstance(conds, list):
+        conds = st["conditions"] = []
+    for c in conds:
+        if isinstance(c, dict) and c.get("type") == ctype:
+            if c.get("status") != status or not c.get("lastTransitionTime"):
+                c["lastTransitionTime"] = _now()
+            c.update(status=status, reason=reason, message=message)
+            return
+    conds.append(
+        {
+            "type": ctype,
+            "status": status,
+            "lastTransitionTime": _now(),
+            "reason": reason,
+            "message": message,
+        }
+    )
+
+
+def is_condition_true(crd: dict[str, Any], ctype: str) -> bool:
+    """``apiextensionshelpers.IsCRDConditionTrue``."""
+    st = crd.get("status")
+    conds = st.get("conditions") if isinstance(st, dict) else None
+    return any(
+        isinstance(c, dict) and c.get("type") == ctype and c.get("status") == "True"
+        for c in conds or ()
+    )
+
+
 def established_status(crd: dict[str, Any]) -> dict[str, Any]:
     """The converged status of an accepted CRD.
 
@@ -237,11 +277,20 @@ def established_status(crd: dict[str, Any]) -> dict[str, Any]:
     sv = storage_version(crd)
     if sv and sv not in stored:
         stored.append(sv)
+    ours = {
+        "NamesAccepted": cond("NamesAccepted", "NoConflicts", "no conflicts found"),
+        "Established": cond(
+            "Established", "InitialNamesAccepted", "the initial names have been accepted"
+        ),
+    }
+    # Other controllers' conditions (Terminating) stay where they are.
+    conditions = [
+        ours.pop(c.get("type"), c)
+        for c in (old_status.get("conditions") or [])
+        if isinstance(c, dict)
+    ]
     return {
-        "conditions": [
-            cond("NamesAccepted", "NoConflicts", "no conflicts found"),
-            cond("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-        ],
+        "conditions": [*conditions, *ours.values()],
         "acceptedNames": accepted_names(crd),
         "storedVersions": stored,
     }
