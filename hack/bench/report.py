@@ -130,8 +130,9 @@ def sync_section(sync: dict[str, Any] | None, out: list[str]) -> None:
         return
     out.append(
         f"Canned-bytes server in its own process (`hack/bench/canned.py`); every client variant "
-        f"in a fresh process per round; {sync['rounds']} rounds (typed list, "
-        f"`kubernetes.informer` and the stock-gc reference: {sync['slow_rounds']}). Ratios: "
+        f"in a fresh process per round; {sync['rounds']} rounds unless a data set says "
+        f"otherwise (typed list, `kubernetes.informer` and the references: "
+        f"{sync['slow_rounds']}). Ratios: "
         "median of per-round ratios (range in brackets). Memory: RSS growth over the sync after "
         "`gc.collect()` + `malloc_trim(0)`, per object; *live* walks the cached objects (first "
         "round), without allocator slack. The pycontroller rows run with the garbage-collector "
@@ -144,9 +145,12 @@ def sync_section(sync: dict[str, Any] | None, out: list[str]) -> None:
         runs = d["runs"]
         kind = "Pods" if d["kind"] == "pods" else "ConfigMaps"
         per = d["list_bytes"] / max(d["objects"], 1) / 1e3
+        own = d.get("rounds", sync["rounds"])
         out.append(
             f"### {d['objects']:,} {kind} (list {d['list_bytes'] / 1e6:.0f} MB, "
-            f"{per:.1f} KB each; {d['events']:,} watch events)\n"
+            f"{per:.1f} KB each; {d['events']:,} watch events"
+            + (f"; {own} rounds" if own != sync["rounds"] else "")
+            + ")\n"
         )
         out.append(
             "| client | sync (median s) | sync vs raw | sync vs pycontroller paged | "
