@@ -404,3 +404,45 @@ def test_a_dry_run_delete_answers_what_a_delete_would_do(apiserver: APIServer) -
     _, live = request(apiserver, "GET", f"{CM}/f")
     assert "deletionTimestamp" not in live["metadata"]
     assert live["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
+
+
+def test_a_background_delete_releases_an_owner_waiting_in_the_foreground(
+    apiserver: APIServer,
+) -> None:
+    # deletionFinalizersForGarbageCollection: a later delete's explicit policy
+    # replaces the propagation finalizer; Background removes it, so an owner
+    # held only by foregroundDeletion goes at once, its dependents after it.
+    owner = make_owner(apiserver)
+    make_child(apiserver, "blocker", owner, block=True, finalizers=["example.com/hold"])
+    make_child(apiserver, "free", owner)
+    request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Foreground")
+    wait_for(lambda: not exists(apiserver, f"{CM}/free"))
+    assert exists(apiserver, f"{CM}/owner")  # waiting for its blocker
+    code, _ = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Background")
+    assert code == 200
+    assert not exists(apiserver, f"{CM}/owner")
+    # The blocker is still held by its own finalizer, terminating.
+    _, blocker = request(apiserver, "GET", f"{CM}/blocker")
+    assert blocker["metadata"]["deletionTimestamp"]
+
+
+def test_a_delete_without_a_policy_keeps_the_propagation_finalizer(apiserver: APIServer) -> None:
+    owner = make_owner(apiserver)
+    make_child(apiserver, "blocker", owner, block=True, finalizers=["example.com/hold"])
+    _, marked = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Foreground")
+    code, again = request(apiserver, "DELETE", f"{CM}/owner")
+    assert code == 200
+    assert again["metadata"]["finalizers"] == ["foregroundDeletion"]
+    assert again["metadata"]["resourceVersion"] == marked["metadata"]["resourceVersion"]
+
+
+def test_a_foreground_delete_turns_a_pending_orphan_into_foreground(apiserver: APIServer) -> None:
+    apiserver.gc.stop()  # keep the orphan finalizer in place
+    owner = make_owner(apiserver)
+    make_child(apiserver, "kid", owner)
+    request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Orphan")
+    code, obj = request(apiserver, "DELETE", f"{CM}/owner?propagationPolicy=Foreground")
+    assert code == 200
+    assert obj["metadata"]["finalizers"] == ["foregroundDeletion"]
+    apiserver.gc.start()
+    wait_for(lambda: not exists(apiserver, f"{CM}/owner") and not exists(apiserver, f"{CM}/kid"))

@@ -327,6 +327,27 @@ def _parse_rfc3339(value: Any) -> float | None:
         return None
 
 
+def _gc_finalizers(finalizers: list[str], propagation: str | None) -> list[str]:
+    """``deletionFinalizersForGarbageCollection``: the object's finalizers with
+    ``orphan`` and ``foregroundDeletion`` as the delete asks. An explicit
+    policy decides (Background removes both: a terminating object waiting on
+    the collector is then deleted at once if nothing else holds it); without
+    one (None) a finalizer already there decides, else the kind's default
+    (Background for every kind kube-apiserver 1.32 serves). Unchanged (same
+    set) keeps the stored order."""
+    if propagation is not None:
+        orphan, foreground = propagation == "Orphan", propagation == "Foreground"
+    else:
+        first = next((f for f in finalizers if f in (ORPHAN, FOREGROUND)), None)
+        orphan, foreground = first == ORPHAN, first == FOREGROUND
+    new = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    if orphan:
+        new.append(ORPHAN)
+    if foreground:
+        new.append(FOREGROUND)
+    return finalizers if set(new) == set(finalizers) else new
+
+
 def _deleted_during_update(old_meta: dict[str, Any], new_fins: Any) -> bool:
     """kube's ``Store.shouldDeleteDuringUpdate``: an update removes the object
     when it leaves no finalizers on an object being deleted whose deletion
@@ -1323,11 +1344,7 @@ class REST:
             # finalizers (or the propagation policy's) keep is answered marked
             # as deleting, as kube's updateForGracefulDeletionAndFinalizers does.
             obj, finalized, deleted = self._delete_locked(
-                rt,
-                old,
-                propagation or "Background",
-                grace_period_seconds,
-                dry_run=dry_run,
+                rt, old, propagation, grace_period_seconds, dry_run=dry_run
             )
             if finalized and not kinds_mod.returns_deleted_object(rt):
                 return _deleted_status(rt, obj), deleted
@@ -1350,7 +1367,7 @@ class REST:
         self,
         rt: ResourceType,
         old: dict[str, Any],
-        propagation: str,
+        propagation: str | None,
         grace_period_seconds: int | None = None,
         *,
         dry_run: bool = False,
@@ -1425,11 +1442,7 @@ class REST:
                 if isinstance(gen, int) and not isinstance(gen, bool) and gen > 0:
                     nmeta["generation"] = gen + 1
                 graceful = True
-        fins = list(meta.get("finalizers") or [])
-        if propagation == "Foreground" and FOREGROUND not in fins:
-            fins.append(FOREGROUND)
-        elif propagation == "Orphan" and ORPHAN not in fins:
-            fins.append(ORPHAN)
+        fins = _gc_finalizers(list(meta.get("finalizers") or []), propagation)
         is_ns = (rt.group, rt.plural) == ("", "namespaces")
         if graceful:
             if fins:
