@@ -250,13 +250,13 @@ def unknown_error(code: int, message: str) -> StatusError:
     return StatusError(code, "", message)
 
 
-def unsupported_media_type(content_type: str) -> StatusError:
+def unsupported_media_type(accepted: Sequence[str]) -> StatusError:
+    """``negotiation.NewUnsupportedMediaTypeError(accepted)``."""
     return StatusError(
         415,
         "UnsupportedMediaType",
-        f"the body of the request was in an unknown format - "
-        f"accepted media types include: application/json-patch+json, "
-        f"application/merge-patch+json, application/apply-patch+yaml ({content_type})",
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
     )
 
 

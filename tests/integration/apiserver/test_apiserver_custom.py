@@ -76,6 +76,11 @@ def test_custom_resource_lifecycle_and_status(server: APIServer) -> None:
         "application/strategic-merge-patch+json",
     )
     assert code == 415 and st["reason"] == "UnsupportedMediaType"
+    # Custom resources take no strategic merge patch: it is not offered.
+    assert st["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    )
     code, _, b4 = request(
         server,
         "PATCH",

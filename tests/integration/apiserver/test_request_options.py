@@ -126,3 +126,21 @@ def test_delete_options_are_validated(apiserver: APIServer) -> None:
     code, st = request(apiserver, "DELETE", f"{CM}/a", {"dryRun": ["all"]})
     assert code == 422 and _invalid(st, "DeleteOptions")[0]["field"] == "dryRun"
     assert request(apiserver, "GET", f"{CM}/a")[0] == 200  # nothing deleted
+
+
+def test_an_unsupported_patch_type_is_a_415_before_the_options_are_looked_at(
+    apiserver: APIServer,
+) -> None:
+    # kube's patch handler checks the Content-Type first: a request with both
+    # an unknown patch type and invalid options gets the 415, listing the
+    # patch types the resource takes.
+    assert request(apiserver, "POST", CM, {"metadata": {"name": "c"}})[0] == 201
+    code, st = request(
+        apiserver, "PATCH", f"{CM}/c?dryRun=Bogus&force=true", {"data": {}}, "text/plain"
+    )
+    assert code == 415, st
+    assert st["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml"
+    )

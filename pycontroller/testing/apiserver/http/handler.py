@@ -59,6 +59,7 @@ from pycontroller.testing.apiserver.registry.rest import (
     DeleteOptions,
     WriteOptions,
     parse_resource_version,
+    patch_type,
     rkey,
 )
 from pycontroller.testing.apiserver.registry.scale import scale_paths
@@ -189,11 +190,6 @@ class Reply:
 def _warning(text: str) -> str:
     """A ``Warning`` header value (RFC 7234 ``299 - "text"``, quotes escaped)."""
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _patch_type(content_type: str) -> str:
-    """The patch type of a ``Content-Type`` (its parameters dropped, as kube's patch handler)."""
-    return content_type.split(";", 1)[0].strip()
 
 
 def _truthy(v: str | None) -> bool:
@@ -551,7 +547,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise method_not_allowed()
             chosen = self._negotiate(rt)
             ctype = self.headers.get("Content-Type") or ""
-            request_options.check_write("PatchOptions", params, patch_type=_patch_type(ctype))
+            # 415 before the options' 422, as kube's patch handler.
+            request_options.check_write("PatchOptions", params, patch_type=patch_type(rt, ctype))
             obj, created = app.rest.patch(
                 rt, r.namespace, r.name, ctype, body, opts, subresource=r.subresource
             )
@@ -613,7 +610,9 @@ class _Handler(BaseHTTPRequestHandler):
             out = app.rest.update_scale(r.rt, r.namespace, r.name, self._decode(body), opts)
         elif method == "PATCH":
             ctype = self.headers.get("Content-Type") or ""
-            request_options.check_write("PatchOptions", params, patch_type=_patch_type(ctype))
+            request_options.check_write(
+                "PatchOptions", params, patch_type=patch_type(r.rt, ctype, scale=True)
+            )
             out = app.rest.patch_scale(r.rt, r.namespace, r.name, ctype, body, opts)
         headers: dict[str, str] = {}
         if opts.warnings:
