@@ -10,6 +10,17 @@ operators ``! - * / % + - < <= > >= == != in && || ?:``, and the functions
 ``isSorted``, ``sum``, ``min``, ``max``, ``int``, ``uint``, ``double``,
 ``string``, ``bool``.
 
+Why not cel-python (``celpy``, CEL's maintained Python implementation, which
+the ``testing`` extra installs): rules run on every write of a custom resource
+and of every object an admission policy checks, and celpy costs 70-90x more
+per evaluation (measured side by side on this project's 2-core VM: a
+two-field comparison 335 us against 4.6 us here; ``all`` over a 49-item list
+26 ms against 0.3 ms), which would make the chaos suite and the benchmarks
+measure CEL instead of controllers. Nor does it have Kubernetes' extension
+libraries. celpy serves as the oracle instead: ``tests/property/
+test_cel_oracle.py`` checks that both agree, value or error, on a corpus of
+standard CEL over drawn objects.
+
 Failure policy (the invariant that keeps the embedded server safe): a rule is
 reported as violated only when it evaluates cleanly to ``false``. A rule that
 does not parse in this subset, or whose evaluation errors (missing key, type
