@@ -285,7 +285,7 @@ def established_status(crd: dict[str, Any]) -> dict[str, Any]:
     }
     # Other controllers' conditions (Terminating) stay where they are.
     conditions = [
-        ours.pop(c.get("type"), c)
+        ours.pop(str(c.get("type")), c)
         for c in (old_status.get("conditions") or [])
         if isinstance(c, dict)
     ]
