@@ -11,6 +11,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pycontroller.testing.apiserver.schema import quantity
 
@@ -99,3 +101,26 @@ def test_value_is_exact_and_none_for_garbage() -> None:
     assert quantity.value(True) is None
     assert quantity.value("x") is None
     assert quantity.value("1e999999999") == Fraction(10**40)
+
+
+# The kubernetes client's parse_quantity as an oracle for the value (it keeps
+# full precision and has no canonical writer: values exact to the nano, where
+# Go neither rounds nor caps binary values at MaxInt64, must agree).
+_NUMBERS = st.one_of(
+    st.integers(0, 10**9).map(str),
+    st.decimals(min_value=0, max_value=10**6, places=3, allow_nan=False).map(str),
+)
+_SUFFIXES = st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "e3", "E2"])
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(number=_NUMBERS, suffix=_SUFFIXES, sign=st.sampled_from(["", "-"]))
+def test_values_agree_with_the_kubernetes_client(number: str, suffix: str, sign: str) -> None:
+    from kubernetes.utils.quantity import parse_quantity
+
+    text = f"{sign}{number}{suffix}"
+    ours = quantity.value(text)
+    assert ours is not None, text
+    assert ours == Fraction(parse_quantity(text)), text
+    # and what the server writes back means the same value
+    assert quantity.value(quantity.canonical(text)) == ours, text
