@@ -27,6 +27,7 @@ import yaml
 
 from pycontroller.testing.apiserver.http.auth import Authenticator, make_authorizer, user_named
 from pycontroller.testing.apiserver.http.faults import Faults
+from pycontroller.testing.apiserver.registry.admission_policy_status import PolicyStatusController
 from pycontroller.testing.apiserver.registry.gc import GarbageCollector
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
 from pycontroller.testing.apiserver.registry.rbac_bootstrap import (
@@ -172,6 +173,7 @@ class APIServer:
         self.storage = Storage(history_size)
         self.rest = REST(self.storage, self.registry, Defaulter())
         self.gc = GarbageCollector(self.rest)
+        self.policy_status = PolicyStatusController(self.rest)
         self.authenticator = Authenticator()
         self.authorizer = make_authorizer(authorizer, self.storage)
         self.faults = Faults()
@@ -238,6 +240,7 @@ class APIServer:
             )
             self._thread.start()
             self.gc.start()
+            self.policy_status.start()
             self.rbac_aggregator.start()
             self.simulator.start()
             logger.info("embedded API server listening on %s", self.url)
@@ -260,6 +263,7 @@ class APIServer:
             self._httpd = None
             self._thread = None
             self.gc.stop()
+            self.policy_status.stop()
             self.rbac_aggregator.stop()
             self.simulator.stop()
 

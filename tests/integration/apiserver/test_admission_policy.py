@@ -785,3 +785,31 @@ def test_server_side_apply_is_admitted_as_create_then_update(server: APIServer) 
         422,
         denied("c", "p", "b", "UPDATE unsafe", resource="configmaps", group=""),
     )
+
+
+def test_the_status_controller_observes_each_generation(server: APIServer) -> None:
+    # kube-controller-manager's validatingadmissionpolicy-status controller:
+    # status.observedGeneration follows metadata.generation, applied by its
+    # own field manager; typeChecking carries no warnings here (no type checker).
+    from pycontroller.testing import wait_for
+
+    created = make_policy(server, "p", [{"expression": "object.spec.replicas <= 5"}])
+    assert created["metadata"]["generation"] == 1
+
+    def observed(generation: int) -> dict[str, Any] | None:
+        code, policy = request(server, "GET", f"{POLICIES}/p")
+        assert code == 200
+        status = policy.get("status") or {}
+        return policy if status.get("observedGeneration") == generation else None
+
+    policy = wait_for(lambda: observed(1), what="observedGeneration 1")
+    assert policy["status"] == {"observedGeneration": 1, "typeChecking": {}}
+    managers = {e.get("manager"): e for e in policy["metadata"]["managedFields"]}
+    status_entry = managers["validatingadmissionpolicy-status"]
+    assert (status_entry["operation"], status_entry["subresource"]) == ("Apply", "status")
+
+    policy["spec"]["validations"] = [{"expression": "object.spec.replicas <= 3"}]
+    code, updated = request(server, "PUT", f"{POLICIES}/p", policy)
+    assert code == 200, updated
+    assert updated["metadata"]["generation"] == 2
+    wait_for(lambda: observed(2), what="observedGeneration 2")
