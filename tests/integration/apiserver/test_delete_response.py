@@ -319,6 +319,26 @@ def test_a_collection_delete_answers_the_list_of_what_it_listed(apiserver: APISe
     assert empty["kind"] == "ConfigMapList" and empty["items"] == []
 
 
+def test_a_collection_delete_with_a_limit_deletes_one_page(apiserver: APIServer) -> None:
+    # Store.DeleteCollection's hasLimit: only the first page is deleted, and
+    # its List (with the continue token) is the answer; the token deletes the next.
+    for name in ("a", "b", "c"):
+        _create(apiserver, CMS, _cm(name))
+    code, _, page = call(apiserver, "DELETE", f"{CMS}?limit=2")
+    assert code == 200, page
+    assert [i["metadata"]["name"] for i in page["items"]] == ["a", "b"]
+    assert page["metadata"]["continue"]
+    assert page["metadata"]["remainingItemCount"] == 1
+    assert call(apiserver, "GET", f"{CMS}/a")[0] == 404
+    assert call(apiserver, "GET", f"{CMS}/c")[0] == 200
+    token = page["metadata"]["continue"]
+    code, _, rest = call(apiserver, "DELETE", f"{CMS}?limit=2&continue={token}")
+    assert code == 200, rest
+    assert [i["metadata"]["name"] for i in rest["items"]] == ["c"]
+    assert "continue" not in rest["metadata"]
+    assert call(apiserver, "GET", f"{CMS}/c")[0] == 404
+
+
 # --- the kubernetes client's typed API --------------------------------------------
 
 

@@ -192,6 +192,14 @@ def _warning(text: str) -> str:
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _limit(params: dict[str, str]) -> int:
+    """ListOptions.limit of a list or a delete-collection (0: none)."""
+    try:
+        return int(params.get("limit") or 0)
+    except ValueError as err:
+        raise bad_request(f"invalid limit: {params.get('limit')}") from err
+
+
 def _truthy(v: str | None) -> bool:
     return v is not None and v.lower() in ("true", "1")
 
@@ -498,10 +506,7 @@ class _Handler(BaseHTTPRequestHandler):
                     parse_label(params.get("labelSelector")),
                     parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
                 )
-                try:
-                    limit = int(params.get("limit") or 0)
-                except ValueError as err:
-                    raise bad_request(f"invalid limit: {params.get('limit')}") from err
+                limit = _limit(params)
                 causes = listoptions.validate_list_send_initial_events(params)
                 if causes:
                     raise listoptions.invalid_list_options(causes)
@@ -568,6 +573,8 @@ class _Handler(BaseHTTPRequestHandler):
                     propagation=delete.propagation,
                     dry_run=delete.dry_run,
                     grace_period_seconds=delete.grace_period_seconds,
+                    limit=_limit(params),
+                    continue_token=params.get("continue"),
                 )
                 return self._reply(200, rt, listed, chosen)
             obj, deleted = app.rest.delete_answer(

@@ -1246,6 +1246,8 @@ class REST:
         propagation: str | None = None,
         dry_run: bool = False,
         grace_period_seconds: int | None = None,
+        limit: int = 0,
+        continue_token: str | None = None,
     ) -> dict[str, Any]:
         """DELETE on a collection: every object ``selector`` matches, one by one as
         ``delete`` would (finalizers, propagation and each pod's own grace
@@ -1253,9 +1255,11 @@ class REST:
         the same objects. Objects gone meanwhile are skipped. Returns the List
         as listed, before the deletions, whatever the kind: kube's
         ``Store.DeleteCollection`` answers the items its ``List`` gave its
-        workers (not what each ``Delete`` answered)."""
+        workers (not what each ``Delete`` answered). With a ``limit`` only
+        that one page is deleted (``hasLimit``: kube does not page on), and
+        its List, ``continue`` token included, is the answer."""
         with self.storage.lock:
-            listed = self.list(rt, ns, selector)
+            listed = self.list(rt, ns, selector, limit=limit, continue_token=continue_token)
             for item in listed["items"]:
                 meta = item.get("metadata") or {}
                 try:
