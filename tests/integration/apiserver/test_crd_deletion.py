@@ -144,3 +144,25 @@ def test_a_dry_run_delete_changes_nothing(server: APIServer) -> None:
     assert code == 200
     assert "deletionTimestamp" not in crd["metadata"]
     assert not [c for c in crd["status"]["conditions"] if c["type"] == "Terminating"]
+
+
+def test_instances_are_deleted_without_a_policy_so_their_own_finalizer_decides(
+    server: APIServer,
+) -> None:
+    # The CRD finalizer's DeleteCollection sends no DeleteOptions: an instance
+    # carrying the orphan finalizer orphans its dependents, as it would alone.
+    code, owner = request(server, "POST", WIDGETS, widget("owner", finalizers=["orphan"]))
+    assert code == 201, owner
+    ref = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+    }
+    cm = {"metadata": {"name": "dep", "ownerReferences": [ref]}}
+    assert request(server, "POST", "/api/v1/namespaces/default/configmaps", cm)[0] == 201
+    assert request(server, "DELETE", CRD)[0] == 200
+    wait_for(lambda: request(server, "GET", CRD)[0] == 404, what="CRD removed")
+    code, dep = request(server, "GET", "/api/v1/namespaces/default/configmaps/dep")
+    assert code == 200, "the dependent was deleted instead of orphaned"
+    assert "ownerReferences" not in dep["metadata"]

@@ -44,8 +44,10 @@ in insertion order:
   condition tells the progress, and once none is left the cleanup finalizer
   is removed, which removes the CRD.
 
-Its deletions go through ``REST.delete_locked`` with default options, as
-kube's collector and namespace deleter send them, so a scheduled Pod gets its
+Its deletions go through ``REST.delete_locked`` with the options kube's
+collector, namespace deleter and CRD finalizer send (an explicit Background
+or Foreground policy from the first two, none from the last; no grace period
+from any), so a scheduled Pod gets its
 grace period: it stays Terminating (holding a foreground owner, or its
 namespace, with it) until its kubelet deletes it with grace 0.
 
@@ -316,7 +318,8 @@ class GarbageCollector(BackgroundLoop):
     # --- passes ----------------------------------------------------------------------
 
     def _pop_locked(self) -> tuple[dict[str, None], str] | None:
-        """The next queued item: terminating owners, then namespaces, then dependents."""
+        """The next queued item: terminating owners, then namespaces, then
+        terminating CRDs, then dependents."""
         for queue in (self._finalize, self._namespaces, self._crds, self._check):
             if queue:
                 key = next(iter(queue))
@@ -531,7 +534,9 @@ class GarbageCollector(BackgroundLoop):
             remaining = 0
             for obj in storage.items(rk):
                 if rt is not None and not _meta(obj).get("deletionTimestamp"):
-                    obj = rest.delete_locked(rt, obj, "Background")
+                    # DeleteCollection with nil options: no policy, so an
+                    # instance's own propagation finalizer stays.
+                    obj = rest.delete_locked(rt, obj, None)
                     writes += 1
                 if self._current(rk, obj) is not None:
                     remaining += 1

@@ -1363,7 +1363,7 @@ class REST:
         self,
         rt: ResourceType,
         old: dict[str, Any],
-        propagation: str,
+        propagation: str | None,
         grace_period_seconds: int | None = None,
         *,
         dry_run: bool = False,
