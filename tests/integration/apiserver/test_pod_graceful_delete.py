@@ -404,3 +404,23 @@ def test_kubectl_force_delete_without_a_kubelet(tmp_path: Path) -> None:
         done = kubectl("delete", "pod", "p", "--force", "--grace-period=0", "--timeout=20s")
         assert 'pod "p" force deleted' in done.stdout
         assert get(server, "p") is None
+
+
+def test_shortening_the_grace_period_applies_the_new_propagation_policy(
+    server: APIServer,
+) -> None:
+    # Only a delete that shortens the grace period updates the object, and
+    # then its policy replaces the pending propagation finalizer
+    # (deletionFinalizersForGarbageCollection); one that does not changes nothing.
+    server.gc.stop()  # the collector would drop foregroundDeletion (no dependents) at once
+    create(server, pod("p"))
+    code, marked = delete(server, "p", query="?propagationPolicy=Foreground")
+    assert code == 200, marked
+    assert marked["metadata"]["finalizers"] == ["foregroundDeletion"]
+    code, same = delete(server, "p", query="?propagationPolicy=Background")
+    assert code == 200
+    assert same["metadata"]["finalizers"] == ["foregroundDeletion"]
+    code, shorter = delete(server, "p", query="?propagationPolicy=Background&gracePeriodSeconds=5")
+    assert code == 200, shorter
+    assert "finalizers" not in shorter["metadata"]
+    assert shorter["metadata"]["deletionGracePeriodSeconds"] == 5

@@ -343,6 +343,14 @@ def patch_type(rt: ResourceType, content_type: str, *, scale: bool = False) -> s
     return ctype
 
 
+def _set_finalizers(meta: dict[str, Any], finalizers: list[str]) -> None:
+    """``metadata.finalizers`` set to ``finalizers``; none is no field (omitempty)."""
+    if finalizers:
+        meta["finalizers"] = finalizers
+    else:
+        meta.pop("finalizers", None)
+
+
 def _gc_finalizers(finalizers: list[str], propagation: str | None) -> list[str]:
     """``deletionFinalizersForGarbageCollection``: the object's finalizers with
     ``orphan`` and ``foregroundDeletion`` as the delete asks. An explicit
@@ -1454,8 +1462,7 @@ class REST:
         fins = _gc_finalizers(list(meta.get("finalizers") or []), propagation)
         is_ns = (rt.group, rt.plural) == ("", "namespaces")
         if graceful:
-            if fins:
-                nmeta["finalizers"] = fins
+            _set_finalizers(nmeta, fins)
             kept = bool(fins) or nmeta["deletionGracePeriodSeconds"] > 0
             if dry_run:
                 # Store.Delete answers a dry run's updated object as is.
@@ -1472,8 +1479,7 @@ class REST:
             return self._remove_locked(rt, new), True, True
         if meta.get("deletionTimestamp") and fins == list(meta.get("finalizers") or []):
             return old, False, False  # already terminating, nothing new to record
-        if fins:
-            nmeta["finalizers"] = fins
+        _set_finalizers(nmeta, fins)
         if not nmeta.get("deletionTimestamp"):
             nmeta["deletionTimestamp"] = now_rfc3339()
             nmeta["deletionGracePeriodSeconds"] = 0
