@@ -61,7 +61,22 @@ def make_policy(
     }
     code, out = request(server, "POST", POLICIES, body)
     assert code == 201, out
-    return dict(out)
+    return observed(server, name, 1)
+
+
+def observed(server: APIServer, name: str, generation: int) -> dict[str, Any]:
+    """The policy once kube-controller-manager's status controller has observed
+    ``generation`` (as tools that install policies wait: its status write
+    changes the resourceVersion, so a read-modify-write before it may conflict)."""
+    from pycontroller.testing import wait_for
+
+    def get() -> dict[str, Any] | None:
+        code, policy = request(server, "GET", f"{POLICIES}/{name}")
+        assert code == 200, policy
+        seen = (policy.get("status") or {}).get("observedGeneration")
+        return dict(policy) if seen == generation else None
+
+    return wait_for(get, what=f"{name}: observedGeneration {generation}")
 
 
 def make_binding(
@@ -791,18 +806,8 @@ def test_the_status_controller_observes_each_generation(server: APIServer) -> No
     # kube-controller-manager's validatingadmissionpolicy-status controller:
     # status.observedGeneration follows metadata.generation, applied by its
     # own field manager; typeChecking carries no warnings here (no type checker).
-    from pycontroller.testing import wait_for
-
-    created = make_policy(server, "p", [{"expression": "object.spec.replicas <= 5"}])
-    assert created["metadata"]["generation"] == 1
-
-    def observed(generation: int) -> dict[str, Any] | None:
-        code, policy = request(server, "GET", f"{POLICIES}/p")
-        assert code == 200
-        status = policy.get("status") or {}
-        return policy if status.get("observedGeneration") == generation else None
-
-    policy = wait_for(lambda: observed(1), what="observedGeneration 1")
+    policy = make_policy(server, "p", [{"expression": "object.spec.replicas <= 5"}])
+    assert policy["metadata"]["generation"] == 1
     assert policy["status"] == {"observedGeneration": 1, "typeChecking": {}}
     managers = {e.get("manager"): e for e in policy["metadata"]["managedFields"]}
     status_entry = managers["validatingadmissionpolicy-status"]
@@ -812,4 +817,4 @@ def test_the_status_controller_observes_each_generation(server: APIServer) -> No
     code, updated = request(server, "PUT", f"{POLICIES}/p", policy)
     assert code == 200, updated
     assert updated["metadata"]["generation"] == 2
-    wait_for(lambda: observed(2), what="observedGeneration 2")
+    observed(server, "p", 2)
