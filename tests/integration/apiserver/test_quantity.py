@@ -133,3 +133,29 @@ def test_custom_resource_quantities_are_left_as_sent(server: APIServer) -> None:
     code, out = request(server, "POST", "/apis/example.com/v1/namespaces/default/widgets", body)
     assert code == 201, out
     assert out["spec"] == {"memory": "1024Mi"}
+
+
+def test_another_spelling_of_an_owned_quantity_is_an_apply_conflict(server: APIServer) -> None:
+    # Server-side apply compares the applied text with the stored canonical
+    # one, so a second manager applying "1024Mi" where another applied "1Gi"
+    # conflicts on a cluster too (as users of SSA tools meet it: "1000m" vs
+    # "1", pulumi-kubernetes#2760): a controller should apply canonical text.
+    apply = "application/apply-patch+yaml"
+    path = f"{PODS}/p"
+
+    def body(memory: str) -> dict[str, Any]:
+        out = pod({"limits": {"memory": memory}})
+        del out["spec"]["volumes"]
+        return out
+
+    code, _ = request(server, "PATCH", f"{path}?fieldManager=a", body("1Gi"), apply)
+    assert code == 201
+    code, st = request(server, "PATCH", f"{path}?fieldManager=b", body("1024Mi"), apply)
+    assert code == 409, st
+    assert st["message"] == (
+        'Apply failed with 1 conflict: conflict with "a": '
+        '.spec.containers[name="c"].resources.limits.memory'
+    )
+    # The canonical text is the same value: shared ownership, no conflict.
+    code, out = request(server, "PATCH", f"{path}?fieldManager=b", body("1Gi"), apply)
+    assert code == 200, out
