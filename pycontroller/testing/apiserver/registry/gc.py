@@ -67,6 +67,7 @@ import threading
 import time
 from typing import Any
 
+from pycontroller.meta import remove_finalizer
 from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.rest import (
     CRD_RKEY,
@@ -74,8 +75,10 @@ from pycontroller.testing.apiserver.registry.rest import (
     ORPHAN,
     REST,
     now_rfc3339,
+    rkey,
 )
 from pycontroller.testing.apiserver.registry.storage import Event
+from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import crd as crd_mod
 
 __all__ = ["GarbageCollector"]
@@ -468,13 +471,10 @@ class GarbageCollector(BackgroundLoop):
             rt = rest.type_for(rk)
             if rt is None or not rt.namespaced:
                 continue
-            for obj in storage.items(rk, ns):
-                if not _meta(obj).get("deletionTimestamp"):
-                    obj = rest.delete_locked(rt, obj, "Background")
-                    writes += 1
-                if self._current(rk, obj) is None:
-                    continue  # deleted at once (no finalizers)
-                resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+            deleted, left = self._delete_each(rt, storage.items(rk, ns), "Background")
+            writes += deleted
+            resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+            for obj in left:
                 remaining[resource] = remaining.get(resource, 0) + 1
                 for fin in _meta(obj).get("finalizers") or []:
                     finalizers[str(fin)] = finalizers.get(str(fin), 0) + 1
@@ -501,6 +501,23 @@ class GarbageCollector(BackgroundLoop):
             rest._remove_locked(ns_rt, copy.deepcopy(cur))
             writes += 1
         return writes
+
+    def _delete_each(
+        self, rt: ResourceType, objs: list[dict[str, Any]], propagation: str | None
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Delete every object of ``objs`` not yet terminating (with
+        ``propagation``); (deletes issued, the objects still there: kept by
+        finalizers or a grace period)."""
+        rk = rkey(rt)
+        writes = 0
+        left = []
+        for obj in objs:
+            if not _meta(obj).get("deletionTimestamp"):
+                obj = self.rest.delete_locked(rt, obj, propagation)
+                writes += 1
+            if self._current(rk, obj) is not None:
+                left.append(obj)
+        return writes, left
 
     def _crd(self, name: str) -> int:
         """apiextensions' CRD finalizer (``crd_finalizer.go``): delete the
@@ -531,28 +548,22 @@ class GarbageCollector(BackgroundLoop):
                 writes += 1
             rk = (types[0].group, types[0].plural)
             rt = rest.type_for(rk)
-            remaining = 0
-            for obj in storage.items(rk):
-                if rt is not None and not _meta(obj).get("deletionTimestamp"):
-                    # DeleteCollection with nil options: no policy, so an
-                    # instance's own propagation finalizer stays.
-                    obj = rest.delete_locked(rt, obj, None)
-                    writes += 1
-                if self._current(rk, obj) is not None:
-                    remaining += 1
-            if remaining:
-                return writes  # queued again as each one goes
+            if rt is not None:
+                # DeleteCollection with nil options: no policy, so an
+                # instance's own propagation finalizer decides.
+                deleted, left = self._delete_each(rt, storage.items(rk), None)
+                writes += deleted
+                if left:
+                    return writes  # queued again as each one goes
             done = ("False", "InstanceDeletionCompleted", "removed all instances")
         else:
             done = ("False", "NeverEstablished", "resource was never established")
         new = copy.deepcopy(crd)
         crd_mod.set_condition(new, "Terminating", *done)
-        fins = [f for f in _meta(new).get("finalizers") or [] if f != crd_mod.CLEANUP_FINALIZER]
-        if fins:
-            _meta(new)["finalizers"] = fins
+        remove_finalizer(new, crd_mod.CLEANUP_FINALIZER)
+        if _meta(new).get("finalizers"):
             rest.replace_locked(crd_rt, crd, new)
         else:
-            _meta(new).pop("finalizers", None)
             rest._remove_locked(crd_rt, new)
         return writes + 1
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
+from pycontroller.meta import add_finalizer
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.registry import admission_policy, conversion
 from pycontroller.testing.apiserver.registry import options as request_options
@@ -1420,9 +1421,7 @@ class REST:
             # propagation finalizer); the CRD finalizer (gc.py) then deletes
             # its instances and removes the cleanup finalizer.
             nmeta["deletionTimestamp"] = now_rfc3339()
-            fins = list(meta.get("finalizers") or [])
-            if crd_mod.CLEANUP_FINALIZER not in fins:
-                nmeta["finalizers"] = [*fins, crd_mod.CLEANUP_FINALIZER]
+            add_finalizer(new, crd_mod.CLEANUP_FINALIZER)
             crd_mod.set_condition(
                 new,
                 "Terminating",

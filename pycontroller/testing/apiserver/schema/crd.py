@@ -29,6 +29,7 @@ from typing import Any
 
 from pycontroller._time import format_rfc3339
 from pycontroller.labels import is_dns1123_subdomain
+from pycontroller.meta import is_status_condition_true, set_status_condition
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema.structural import field_path, go_value, validate_value
 
@@ -212,41 +213,28 @@ def accepted_names(crd: dict[str, Any]) -> dict[str, Any]:
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
-def set_condition(crd: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> None:
-    """``apiextensionshelpers.SetCRDCondition``, in place: the condition is
-    updated where it is (appended when new); its ``lastTransitionTime`` moves
-    only when its status changes."""
+def _conditions(crd: dict[str, Any]) -> list[dict[str, Any]]:
     st = crd.get("status")
     if not isinstance(st, dict):
         st = crd["status"] = {}
     conds = st.get("conditions")
     if not isinstance(conds, list):
         conds = st["conditions"] = []
-    for c in conds:
-        if isinstance(c, dict) and c.get("type") == ctype:
-            if c.get("status") != status or not c.get("lastTransitionTime"):
-                c["lastTransitionTime"] = _now()
-            c.update(status=status, reason=reason, message=message)
-            return
-    conds.append(
-        {
-            "type": ctype,
-            "status": status,
-            "lastTransitionTime": _now(),
-            "reason": reason,
-            "message": message,
-        }
-    )
+    return conds
+
+
+def set_condition(crd: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> None:
+    """``apiextensionshelpers.SetCRDCondition``, in place: meta's
+    ``SetStatusCondition`` (``pycontroller.meta``) on ``status.conditions``."""
+    condition = {"type": ctype, "status": status, "reason": reason, "message": message}
+    set_status_condition(_conditions(crd), condition)
 
 
 def is_condition_true(crd: dict[str, Any], ctype: str) -> bool:
     """``apiextensionshelpers.IsCRDConditionTrue``."""
     st = crd.get("status")
     conds = st.get("conditions") if isinstance(st, dict) else None
-    return any(
-        isinstance(c, dict) and c.get("type") == ctype and c.get("status") == "True"
-        for c in conds or ()
-    )
+    return is_status_condition_true(conds if isinstance(conds, list) else None, ctype)
 
 
 def established_status(crd: dict[str, Any]) -> dict[str, Any]:

@@ -234,7 +234,7 @@ class _Walker:
         if name == _QUANTITY:
             # resource.Quantity.UnmarshalJSON parses a string or a number's text.
             try:
-                quantity.canonical(value)
+                quantity.check(value)
             except quantity.QuantityError as err:
                 raise _TypeError(str(err), plain=True) from None
             return value

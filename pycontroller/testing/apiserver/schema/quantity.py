@@ -27,7 +27,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-__all__ = ["Quantity", "QuantityError", "canonical", "parse", "value"]
+__all__ = ["Quantity", "QuantityError", "canonical", "check", "parse", "value"]
 
 # resource.ErrFormatWrong, ErrNumeric and ErrSuffix.
 FORMAT_WRONG = (
@@ -219,6 +219,13 @@ def _text(raw: Any) -> str:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise QuantityError(FORMAT_WRONG)
     return json.dumps(raw)
+
+
+def check(raw: Any) -> None:
+    """Raise :class:`QuantityError` if ``Quantity.UnmarshalJSON`` refuses ``raw``
+    (``null`` is the zero quantity)."""
+    if raw is not None:
+        parse(_text(raw))
 
 
 def canonical(raw: Any) -> str:
