@@ -106,8 +106,10 @@ class _OwnerKind:
 class _EnqueueOwner(_EnqueueControllerOwner):
     """Maps a child's events to its controller owner's key (group + kind of the ``for_``)."""
 
-    def __init__(self, queue: PriorityQueue, group: str, kind: _OwnerKind) -> None:
-        super().__init__(queue, lambda obj: _controller_owner_key(obj, group, kind.get))
+    def __init__(
+        self, queue: PriorityQueue, group: str, kind: _OwnerKind, namespaced: bool
+    ) -> None:
+        super().__init__(queue, lambda obj: _controller_owner_key(obj, group, kind.get, namespaced))
 
 
 class _EnqueueMapped:
@@ -280,7 +282,7 @@ class Builder:
         for w in self._watches:
             if w.owned:
                 assert self._for is not None and owner_kind is not None
-                register(w, _EnqueueOwner(queue, self._for.group, owner_kind))
+                register(w, _EnqueueOwner(queue, self._for.group, owner_kind, self._for.namespaced))
             else:
                 assert w.map_fn is not None
                 register(w, _EnqueueMapped(queue, w.map_fn))

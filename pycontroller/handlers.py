@@ -136,12 +136,18 @@ def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | N
 
 
 def _controller_owner_key(
-    obj: Any, owner_group: str, owner_kind: Callable[[], str | None]
+    obj: Any,
+    owner_group: str,
+    owner_kind: Callable[[], str | None],
+    owner_namespaced: bool = True,
 ) -> str | None:
     """``controller_owner_key`` with the kind asked for only once the group matched.
 
     ``owner_kind()`` None matches any kind (the Builder's ``for_`` kind before
-    its cache has an object to learn it from).
+    its cache has an object to learn it from). A cluster-scoped owner
+    (``owner_namespaced=False``) is keyed by its name alone, whatever the
+    child's namespace (controller-runtime's ``EnqueueRequestForOwner`` sets
+    the namespace only for an owner whose scope is not Root).
     """
     meta = _meta(obj)
     for ref in meta.get("ownerReferences") or ():
@@ -155,7 +161,7 @@ def _controller_owner_key(
         name = ref.get("name")
         if not name:
             return None
-        namespace = meta.get("namespace") or ""
+        namespace = (meta.get("namespace") or "") if owner_namespaced else ""
         return f"{namespace}/{name}" if namespace else str(name)
     return None
 

@@ -135,6 +135,31 @@ def test_for_owns_and_watches_map_events_to_requests(
     wait_for(lambda: rec.count(Request("default", "target")), what="watches: mapped request")
 
 
+def test_owns_under_a_cluster_scoped_owner_enqueues_the_owner_by_name_alone(
+    apiserver: APIServer, mgr: Manager, start: Callable[[], None]
+) -> None:
+    """A namespaced child of a cluster-scoped ``for_`` object maps to ``Request("", owner)``,
+    the key the owner's own events use (controller-runtime's EnqueueRequestForOwner sets
+    the namespace only for a namespaced owner); ``"team/team"`` would name nothing."""
+    api = apiserver.api_client()
+    namespaces = ResourceClient(api, "", "v1", "namespaces", namespaced=False)
+    owner = namespaces.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    )
+    rec = Recorded()
+    mgr.controller("builder-it-cluster-owner").for_("", "v1", "namespaces", namespaced=False).owns(
+        *CONFIGMAPS
+    ).complete(rec)
+    start()
+    wait_for(lambda: rec.count(Request("", "team")), what="for_: the namespace's own key")
+    rec.clear()
+    child = cm("child", ownerReferences=owned_by(owner))
+    child["metadata"]["namespace"] = "team"
+    ResourceClient(api, *CONFIGMAPS).create(child)
+    wait_for(lambda: rec.count(Request("", "team")), what="owns: the cluster-scoped owner's key")
+    assert Request("team", "team") not in rec.requests
+
+
 def test_predicates_filter_updates_but_never_a_recreated_object(
     apiserver: APIServer, mgr: Manager, start: Callable[[], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
