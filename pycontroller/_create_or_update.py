@@ -120,16 +120,26 @@ def _empty(value: Any) -> bool:
 
 
 def _semantically_equal(a: Any, b: Any) -> bool:
-    """``a == b`` where an absent key, ``None`` and an empty map or list are one
-    value, as apimachinery's ``equality.Semantic.DeepEqual`` compares typed
-    objects (a nil and an empty map or slice are equal; JSON ``null`` decodes
-    to nil). kube stores no empty map or list where the field is
-    ``omitempty``, so a mutate that leaves one (``setdefault("labels", {})``)
-    must not count as a change, or every reconcile would write."""
+    """``a`` (the object after mutate) ``== b`` (the live object before it),
+    where an absent key, ``None`` and an empty map or list are one value, as
+    apimachinery's ``equality.Semantic.DeepEqual`` compares typed objects (a
+    nil and an empty map or slice are equal; JSON ``null`` decodes to nil).
+    kube stores no empty map or list where the field is ``omitempty``, so a
+    mutate that leaves one (``setdefault("labels", {})``) must not count as
+    a change, or every reconcile would write.
+
+    One exception: an empty object the server *returned* is kept on purpose,
+    so it is a pointer to a struct whose presence means something (a
+    NetworkPolicy peer's ``podSelector: {}`` selects every Pod;
+    ``emptyDir: {}`` is a volume source), not an ``omitempty`` map; a mutate
+    that removes it changes the object (DeepEqual: a nil pointer is not a
+    pointer to an empty struct)."""
     if isinstance(a, dict) and isinstance(b, dict):
         for k in a.keys() | b.keys():
             x, y = a.get(k), b.get(k)
             if _empty(x) and _empty(y):
+                if isinstance(y, dict) and not isinstance(x, dict):
+                    return False  # a present empty object removed
                 continue
             if not _semantically_equal(x, y):
                 return False

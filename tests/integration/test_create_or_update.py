@@ -298,3 +298,35 @@ def test_an_empty_map_left_by_mutate_is_no_change(
     assert create_or_update(cms, key("a"), set_data({"k": "v"})) == "created"
     assert create_or_update(cms, key("a"), clear) == "updated"
     assert "data" not in cms.get("a", namespace="default")
+
+
+def test_removing_an_empty_object_the_server_kept_is_a_change(apiserver: APIServer) -> None:
+    # A NetworkPolicy peer ``{podSelector: {}}`` admits every Pod of the namespace;
+    # ``{namespaceSelector: {}}`` every Pod of every namespace. Both selectors are
+    # empty objects, but swapping one for the other is a real change (in Go a nil
+    # pointer is not a pointer to an empty struct), in either direction.
+    policies = ResourceClient(apiserver.api_client(), "networking.k8s.io", "v1", "networkpolicies")
+    ident: Obj = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "np", "namespace": "default"},
+    }
+
+    def peer(selector: str) -> Callable[[Obj], None]:
+        def mutate(obj: Obj) -> None:
+            spec = obj.setdefault("spec", {})  # only the fields it owns: kube defaults policyTypes
+            spec["podSelector"] = {}
+            spec["ingress"] = [{"from": [{selector: {}}]}]
+
+        return mutate
+
+    assert create_or_update(policies, dict(ident), peer("podSelector")) == "created"
+    assert create_or_update(policies, dict(ident), peer("podSelector")) == "unchanged"
+    assert create_or_update(policies, dict(ident), peer("namespaceSelector")) == "updated"
+    live = policies.get("np", namespace="default")
+    assert live["spec"]["ingress"] == [{"from": [{"namespaceSelector": {}}]}]
+    assert create_or_update(policies, dict(ident), peer("namespaceSelector")) == "unchanged"
+    assert create_or_update(policies, dict(ident), peer("podSelector")) == "updated"
+    assert policies.get("np", namespace="default")["spec"]["ingress"] == [
+        {"from": [{"podSelector": {}}]}
+    ]
