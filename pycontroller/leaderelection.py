@@ -481,7 +481,7 @@ class LeaderElector:
             while not stop.is_set():
                 # A success that comes back after the deadline does not count:
                 # another candidate may already consider the lease expired.
-                if self._try_acquire_or_renew() and self._clock.now() <= deadline:
+                if self._attempt_until(deadline) and self._clock.now() <= deadline:
                     return True
                 remaining = deadline - self._clock.now()
                 if remaining <= 0 or self._clock.sleep(min(self.retry_period, remaining), stop):
@@ -491,6 +491,31 @@ class LeaderElector:
             self._maybe_report_transition()
 
     # -- one attempt ---------------------------------------------------------
+
+    def _attempt_until(self, deadline: float) -> bool:
+        """``_try_acquire_or_renew``, given up at ``deadline`` if still in flight.
+
+        client-go passes the renew deadline's context down to the Lease GET
+        and PUT, so a stalled request is cancelled and the leader steps down
+        within ``renew_deadline``. A blocking HTTP call cannot be cancelled
+        here: it runs on a daemon thread that is abandoned at the deadline
+        (its late answer only updates the observed record), so a leader
+        never outlives its own lease because one request stalls.
+        """
+        done = threading.Event()
+        result = [False]
+
+        def attempt() -> None:
+            try:
+                result[0] = self._try_acquire_or_renew()
+            finally:
+                done.set()
+
+        threading.Thread(target=attempt, name=f"renew-{self.name}", daemon=True).start()
+        if not done.wait(max(deadline - self._clock.now(), 0.0)):
+            logger.warning("Renewing lease %s did not finish by the renew deadline", self.name)
+            return False
+        return result[0]
 
     def _set_observed(self, record: LeaderElectionRecord) -> None:
         with self._state_lock:

@@ -27,11 +27,18 @@ work with ``mgr.add(runnable)``; ``mgr.run()`` runs it all::
    seconds after it to return. A Controller hands out no new keys and lets
    in-flight reconciles finish; the backlog is *not* drained (the next leader
    rebuilds it from its informers). Whatever is still running at the deadline
-   is abandoned (worker threads are daemons: they die with the process);
-6. release the Lease (only once the leading work returned or was abandoned;
-   the release gets at most ``RELEASE_GRACE`` seconds past the deadline), stop
-   the informers, flush Events for what is left of the deadline, stop the
-   servers.
+   is abandoned (worker threads are daemons: they die with the process).
+   The Lease is renewed all the while, so no standby leads while in-flight
+   reconciles finish. Leadership lost is different: another leader may
+   already act, so in-flight work is abandoned at once (controller-runtime
+   sets the graceful-shutdown timeout to 0);
+6. stop renewing and release the Lease (only once the leading work returned
+   or was abandoned; the release gets at most ``RELEASE_GRACE`` seconds past
+   the deadline), stop the informers, flush Events for what is left of the
+   deadline, stop the servers.
+
+A renewal that does not finish within ``renew_deadline`` (one stalled
+request) makes the leader step down then, as client-go's context does.
 
 Exit codes (``run``'s return value): 0 clean; 1 when in-flight work was
 abandoned at the deadline, leadership was lost, or a runnable raised.
@@ -442,6 +449,11 @@ class Manager:
             runnables = list(self._runnables)
         internal = threading.Event()  # set once stopping starts, for whatever reason
         lost = threading.Event()
+        # The elector has a stop of its own, set only once the leading work has
+        # returned (or was abandoned): the Lease is renewed while in-flight
+        # reconciles finish, so no standby takes over meanwhile
+        # (controller-runtime cancels leader election after the runnables stop).
+        elector_stop = threading.Event()
         servers: list[MetricsHealthServer] = []
         others = _Group("runnable", internal.set)
         leaders = _Group("leader-runnable", internal.set)
@@ -449,36 +461,46 @@ class Manager:
         code = EXIT_OK
         try:
             self._deadline = None
+            leader_runnables = [r for r in runnables if _needs_leader_election(r)]
+            elector = None
+            if self.leader_election:
+                # Before serving: /healthz has the leader-election check from the start.
+                elector = self._leader_elector(
+                    leader_runnables, leaders, internal, elector_stop, lost
+                )
             servers = self.servers = self._serve()
             self.informers.start(internal)
             others.start([r for r in runnables if not _needs_leader_election(r)], internal)
-            leader_runnables = [r for r in runnables if _needs_leader_election(r)]
-            if self.leader_election:
-                leading_thread = self._start_leader_election(
-                    leader_runnables, leaders, internal, lost
+            if elector is not None:
+                leading_thread = threading.Thread(
+                    target=elector.run, args=(elector_stop,), name="leader-election", daemon=True
                 )
+                leading_thread.start()
             else:
                 leaders.start(leader_runnables, internal)
             while not internal.is_set() and not stop.wait(_POLL):
                 pass
-            self._deadline = time.monotonic() + self.graceful_shutdown_timeout
+            # Leadership lost: no graceful shutdown, another leader may already
+            # act (controller-runtime sets gracefulShutdownTimeout to 0).
+            grace = 0.0 if lost.is_set() else self.graceful_shutdown_timeout
+            self._deadline = time.monotonic() + grace
             internal.set()
-            logger.info(
-                "Stopping: in-flight work has %.1fs to finish", self.graceful_shutdown_timeout
-            )
+            logger.info("Stopping: in-flight work has %.1fs to finish", grace)
             ok = others.wait(self._get_deadline)
+            ok = leaders.wait(self._get_deadline) and ok
             if leading_thread is not None:
-                # The elector returns once the leading work returned (or was
-                # abandoned at the deadline) and the Lease was released.
+                # The leading work has returned or was abandoned: now the elector
+                # stops renewing and releases the Lease.
+                elector_stop.set()
                 leading_thread.join(max(0.0, self._deadline + RELEASE_GRACE - time.monotonic()))
                 ok = ok and not leading_thread.is_alive() and self._leading_ok
-            ok = leaders.wait(self._get_deadline) and ok
             if lost.is_set():
                 logger.error("Leader election lost")
             if not ok or lost.is_set():
                 code = EXIT_ABANDONED
         finally:
             internal.set()
+            elector_stop.set()
             self._cleanup(servers)
         logger.info("Manager %s stopped exit_code=%d", self.name, code)
         return code
@@ -509,13 +531,16 @@ class Manager:
             logger.info("serving %s on %s", kind, server.address)
         return servers
 
-    def _start_leader_election(
+    def _leader_elector(
         self,
         runnables: list[Runnable],
         group: _Group,
-        stop: threading.Event,
+        stopping: threading.Event,
+        elector_stop: threading.Event,
         lost: threading.Event,
-    ) -> threading.Thread:
+    ) -> LeaderElector:
+        """The elector whose leading work is ``runnables`` in ``group``; its
+        ``/healthz`` check is added. ``run`` starts it with ``elector_stop``."""
         identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         namespace, lease = self.leader_election_namespace, self.leader_election_id
         # The Lease has a request budget of its own: renewals never queue behind reconciles.
@@ -539,15 +564,21 @@ class Manager:
 
         def started_leading(stop_leading: threading.Event) -> None:
             logger.info("became leader lease=%s/%s identity=%s", namespace, lease, identity)
-            group.start(runnables, stop_leading)
-            if not group.wait(lambda: self._leading_deadline(stop_leading)):
+            leader_stop = threading.Event()  # the manager stopping, or leadership lost
+            group.start(runnables, leader_stop)
+            while not stop_leading.wait(_POLL) and not stopping.is_set():
+                pass
+            leader_stop.set()
+            # Lost (not stopping): abandon at once, another leader may already act.
+            deadline = self._get_deadline if stopping.is_set() else time.monotonic
+            if not group.wait(deadline):
                 self._leading_ok = False
 
         def stopped_leading() -> None:
-            if not stop.is_set():
+            if not elector_stop.is_set():
                 logger.error("lost leadership lease=%s/%s identity=%s", namespace, lease, identity)
                 lost.set()
-                stop.set()
+                stopping.set()
 
         self.elector = LeaderElector(
             lock,
@@ -561,18 +592,7 @@ class Manager:
         )
         self.add_healthz_check("leader-election", self.elector.health_check())
         logger.info("waiting for leadership lease=%s/%s identity=%s", namespace, lease, identity)
-        thread = threading.Thread(
-            target=self.elector.run, args=(stop,), name="leader-election", daemon=True
-        )
-        thread.start()
-        return thread
-
-    def _leading_deadline(self, stop_leading: threading.Event) -> float | None:
-        if not stop_leading.is_set():
-            return None
-        if self._deadline is None:  # leadership lost before the manager stopped
-            self._deadline = time.monotonic() + self.graceful_shutdown_timeout
-        return self._deadline
+        return self.elector
 
     def _cleanup(self, servers: list[MetricsHealthServer]) -> None:
         deadline = (self._deadline or time.monotonic()) + RELEASE_GRACE

@@ -48,6 +48,7 @@ import logging
 import queue
 import random
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -516,15 +517,17 @@ class EventRecorder:
             return self._cond.wait_for(lambda: self._pending == 0, timeout)
 
     def shutdown(self, timeout: float | None = 10.0) -> None:
-        """Stop accepting events, flush for up to ``timeout`` s, then stop the thread.
+        """Stop accepting events, flush, then stop the thread, within ``timeout`` s in all.
 
         Events still queued after the timeout are dropped; retries in progress
-        are abandoned. Idempotent.
+        are abandoned (a write in flight is not waited for past the timeout).
+        Idempotent.
         """
         with self._cond:
             if self._closed:
                 return
             self._closed = True
+        end = None if timeout is None else time.monotonic() + timeout
         if not self.flush(timeout):
             logger.warning("Event recorder %s: shutting down with unwritten events", self.component)
         self._stopping.set()
@@ -542,7 +545,7 @@ class EventRecorder:
                     continue
                 if dropped is not None:
                     self._done(1)
-        self._thread.join(timeout)
+        self._thread.join(None if end is None else max(0.0, end - time.monotonic()))
 
     stop = shutdown
 

@@ -222,6 +222,26 @@ def test_slow_renewals_past_the_deadline_stop_leading(
         apiserver.set_latency(0, path_regex=f"/leases/{LEASE}")
 
 
+def test_a_stalled_renewal_is_given_up_at_the_renew_deadline(
+    apiserver: APIServer, candidates: Callable[..., Candidate]
+) -> None:
+    # One renewal request that hangs far longer than the lease: client-go cancels
+    # it at the renew deadline (its context reaches the Lease GET and PUT); the
+    # leader must step down by then, not when the request finally returns, or it
+    # would still lead after another candidate may already have taken over.
+    a = candidates("a", request_timeout=30.0).start()
+    wait_for(a.started.is_set, what="a leads")
+    apiserver.set_latency(6.0, path_regex=f"/leases/{LEASE}")  # 4x the renew deadline
+    stalled = time.monotonic()
+    try:
+        wait_for(a.leading_stopped.is_set, timeout=15, what="a stops leading")
+        # the last renewal plus the renew deadline (1.5 s) and a retry period
+        assert time.monotonic() - stalled < DURATIONS["renew_deadline"] + 1.5
+        assert not a.elector.is_leader()
+    finally:
+        apiserver.set_latency(0, path_regex=f"/leases/{LEASE}")
+
+
 LONG = {"lease_duration": 10.0, "renew_deadline": 8.0, "retry_period": 0.2}
 
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pycontroller import Manager, Request, ResourceClient
+from pycontroller.manager import RELEASE_GRACE
 from pycontroller.testing import APIServer, wait_for
 
 CONFIGMAPS = ("", "v1", "configmaps")
@@ -264,3 +265,118 @@ def test_run_installs_the_gc_policy_for_its_duration(apiserver: APIServer) -> No
         gc.collect()
         assert _gc._installed is None and gc.get_freeze_count() == 0
         r.stop()
+
+
+def _leader(api: Any, name: str, lease: str, grace: float, **kw: Any) -> Manager:
+    return Manager(
+        api,
+        leader_election=True,
+        leader_election_id=lease,
+        lease_duration=3.0,
+        renew_deadline=2.0,
+        retry_period=0.5,
+        graceful_shutdown_timeout=grace,
+        name=name,
+        **kw,
+    )
+
+
+def test_the_lease_is_renewed_while_in_flight_reconciles_finish(apiserver: APIServer) -> None:
+    # SIGTERM during a reconcile longer than the lease: the leader keeps renewing
+    # until its reconcile returned, so the standby cannot lead meanwhile
+    # (controller-runtime cancels leader election only after the runnables stopped).
+    api = apiserver.api_client()
+    ResourceClient(api, *CONFIGMAPS).create(cm("x"))
+    events: list[tuple[str, str, float]] = []
+    lock = threading.Lock()
+    started = threading.Event()
+
+    def reconciler(name: str, seconds: float) -> Any:
+        def reconcile(request: Request) -> None:
+            with lock:
+                events.append((name, "start", time.monotonic()))
+            started.set()
+            time.sleep(seconds)  # the work itself, not a wait for a condition
+            with lock:
+                events.append((name, "end", time.monotonic()))
+
+        return reconcile
+
+    a = _leader(api, "a", "mgr-it-drain", grace=8.0)
+    a.controller("drain-a").for_(*CONFIGMAPS).complete(reconciler("a", 4.5))
+    b = _leader(apiserver.api_client(), "b", "mgr-it-drain", grace=8.0)
+    b.controller("drain-b").for_(*CONFIGMAPS).complete(reconciler("b", 0.0))
+    with running(a) as ra:
+        wait_for(started.is_set, what="a's reconcile")
+        assert a.elector is not None and a.elector.is_leader()
+        rb = Running(b)  # the standby
+        wait_for(lambda: b.elector is not None, what="b campaigning")
+        code, took = ra.stop()
+        assert code == 0 and took >= 4.0, (code, took)
+        wait_for(lambda: any(e[0] == "b" for e in events), timeout=15, what="b leads")
+        a_end = next(t for who, what, t in events if who == "a" and what == "end")
+        b_start = next(t for who, what, t in events if who == "b" and what == "start")
+        assert b_start > a_end, "the standby led while the old leader still reconciled"
+        rb.stop()
+
+
+def test_lost_leadership_abandons_in_flight_work_at_once(apiserver: APIServer) -> None:
+    # controller-runtime skips the graceful shutdown when the lease is lost:
+    # another leader may already be acting.
+    api = apiserver.api_client()
+    ResourceClient(api, *CONFIGMAPS).create(cm("x"))
+    started = threading.Event()
+    release = threading.Event()
+
+    def reconcile(request: Request) -> None:
+        started.set()
+        release.wait(30)
+
+    mgr = _leader(api, "lost", "mgr-it-lost", grace=20.0)
+    mgr.controller("lost").for_(*CONFIGMAPS).complete(reconcile)
+    try:
+        with running(mgr) as r:
+            wait_for(started.is_set, what="reconcile")
+            apiserver.fail_next(500, times=1000, path_regex=r"/leases/")
+            lost_at = time.monotonic()
+            r.thread.join(15)
+            assert not r.thread.is_alive(), "Manager.run did not return after losing the lease"
+            # renew deadline (2 s) + a retry period; not the 20 s grace period
+            assert time.monotonic() - lost_at < 6.0
+            assert r.code == 1
+    finally:
+        release.set()
+        apiserver.clear_faults()
+
+
+def test_healthz_serves_the_leader_election_check(apiserver: APIServer) -> None:
+    mgr = _leader(
+        apiserver.api_client(),
+        "hz",
+        "mgr-it-healthz",
+        grace=2.0,
+        health_probe_bind_address="127.0.0.1:0",
+    )
+    mgr.controller("hz").for_(*CONFIGMAPS).complete(lambda r: None)
+    with running(mgr):
+        (server,) = wait_for(lambda: mgr.servers, what="server")
+        wait_for(lambda: mgr.elector is not None and mgr.elector.is_leader(), what="leader")
+        status, body = http_get(f"{server.url}/healthz?verbose")
+        assert status == 200 and "leader-election" in body, body
+
+
+def test_a_hanging_event_write_does_not_stretch_shutdown(apiserver: APIServer) -> None:
+    mgr = Manager(apiserver.api_client(), graceful_shutdown_timeout=2.0, name="ev")
+    recorder = mgr.recorder("ev")
+    apiserver.set_latency(20.0, path_regex=r"/events")
+    try:
+        with running(mgr) as r:
+            obj = cm("x")
+            obj["metadata"]["uid"] = "u1"
+            recorder.event(obj, "Normal", "Test", "hello")
+            wait_for(lambda: apiserver.faults.delayed() > 0, what="the Event write in flight")
+            _, took = r.stop(timeout=30)
+            # within the deadline and the release grace, not twice the budget
+            assert took < 2.0 + RELEASE_GRACE + 1.0, took
+    finally:
+        apiserver.clear_faults()
