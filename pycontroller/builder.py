@@ -107,7 +107,7 @@ class _EnqueueOwner(_EnqueueControllerOwner):
     """Maps a child's events to its controller owner's key (group + kind of the ``for_``)."""
 
     def __init__(
-        self, queue: PriorityQueue, group: str, kind: _OwnerKind, namespaced: bool
+        self, queue: PriorityQueue, group: str, kind: _OwnerKind, namespaced: bool = True
     ) -> None:
         super().__init__(queue, lambda obj: _controller_owner_key(obj, group, kind.get, namespaced))
 
