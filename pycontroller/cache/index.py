@@ -60,6 +60,10 @@ def meta_namespace_index_func(obj: Any) -> list[str]:
 _INDEX_FUNC_ERRORS: tuple[type[Exception], ...] = (KeyError, ValueError, TypeError, AttributeError)
 
 
+# What ``Indexer._upsert_or_skip_locked`` returns for an object it did not store.
+_SKIPPED: Any = object()
+
+
 class IndexFuncError(RuntimeError):
     """An index function raised; client-go panics here ("unable to calculate an index entry")."""
 
@@ -134,18 +138,34 @@ class Indexer:
         with self._lock:
             yield IndexerBatch(self)
 
-    def upsert_many(self, keys: Sequence[str], objs: Sequence[Any]) -> builtins.list[Any | None]:
+    def upsert_many(
+        self,
+        keys: Sequence[str],
+        objs: Sequence[Any],
+        failures: builtins.list[tuple[int, Exception]] | None = None,
+    ) -> builtins.list[Any | None]:
         """Store every ``objs[i]`` under ``keys[i]``, in order, under one lock acquisition.
 
         Returns what each replaced (``None`` where the key was new), as a
         sequence of :meth:`add` calls would. ``keys`` must be the key
         function's answers.
+
+        An object whose index function raises is not stored (the store and
+        its indices stay as they were for it). Without ``failures`` the first
+        such exception propagates and the objects after it are not stored
+        (as with a sequence of :meth:`add` calls); with a ``failures`` list,
+        every other object is stored and ``(i, exception)`` is appended to
+        ``failures`` for each object ``i`` that was not (its entry in the
+        returned list is ``None``).
         """
         with self._lock:
-            return self._upsert_many_locked(keys, objs)
+            return self._upsert_many_locked(keys, objs, failures)
 
     def _upsert_many_locked(
-        self, keys: Sequence[str], objs: Sequence[Any]
+        self,
+        keys: Sequence[str],
+        objs: Sequence[Any],
+        failures: builtins.list[tuple[int, Exception]] | None = None,
     ) -> builtins.list[Any | None]:
         items = self._items
         if not self._indexers and len(set(keys)) == len(keys):
@@ -153,8 +173,35 @@ class Indexer:
             olds = builtins.list(map(items.get, keys))
             items.update(zip(keys, objs, strict=True))
             return olds
-        upsert = self._upsert_locked
-        return [upsert(obj, key) for key, obj in zip(keys, objs, strict=True)]
+        if failures is None or not self._indexers:  # without indices nothing can fail
+            upsert = self._upsert_locked
+            return [upsert(obj, key) for key, obj in zip(keys, objs, strict=True)]
+        errors: builtins.list[Exception] = []
+        upsert_or_skip = self._upsert_or_skip_locked
+        olds = [upsert_or_skip(obj, key, errors) for key, obj in zip(keys, objs, strict=True)]
+        if errors:  # rare: find the skipped positions (marked with _SKIPPED)
+            skipped = [i for i, old in enumerate(olds) if old is _SKIPPED]
+            for i, err in zip(skipped, errors, strict=True):
+                olds[i] = None
+                failures.append((i, err))
+        return olds
+
+    def _upsert_or_skip_locked(self, obj: Any, key: str, errors: builtins.list[Exception]) -> Any:
+        """``_upsert_locked``, except that an exception (an index function's) is
+        appended to ``errors`` and ``_SKIPPED`` returned, nothing changed.
+
+        Kept a single frame (not a wrapper around ``_upsert_locked``): it is
+        the per-object step of an informer's batches when it has indices.
+        """
+        try:
+            items = self._items
+            old = items.get(key)
+            self._update_indices_locked(old, obj, key)  # raises before changing anything
+            items[key] = obj
+            return old
+        except Exception as err:
+            errors.append(err)
+            return _SKIPPED
 
     def update(self, obj: Any) -> None:
         """Same as :meth:`add` (upsert); moves index entries whose values changed."""
@@ -340,9 +387,14 @@ class IndexerBatch:
         answer); returns the object it replaced, or ``None`` if the key was new."""
         return self._indexer._upsert_locked(obj, key)
 
-    def upsert_many(self, keys: Sequence[str], objs: Sequence[Any]) -> builtins.list[Any | None]:
+    def upsert_many(
+        self,
+        keys: Sequence[str],
+        objs: Sequence[Any],
+        failures: builtins.list[tuple[int, Exception]] | None = None,
+    ) -> builtins.list[Any | None]:
         """:meth:`Indexer.upsert_many` inside the batch."""
-        return self._indexer._upsert_many_locked(keys, objs)
+        return self._indexer._upsert_many_locked(keys, objs, failures)
 
     def delete(self, obj: Any) -> None:
         """Remove the object with ``obj``'s key (a tombstone's key too), if any."""

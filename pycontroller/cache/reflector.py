@@ -60,15 +60,16 @@ RV (``""``, a consistent read, the first time or after a 410/too large RV):
 - a 410/Expired or "too large resource version" while streaming starts the
   stream again at once from ``""``; 429 and connection refused back off and
   retry; a stream that ends early is reopened;
-- the reflector falls back to paged LIST + watch by itself when the server
-  does not support streaming lists: the watch is refused with a 4xx other
-  than 410/429 (kube-apiserver without the WatchList feature answers 422),
-  the ListerWatcher rejects the options (``TypeError``), or the server
-  ignores them: a BOOKMARK without the annotation arrives first, or
-  ``watch_list_timeout`` seconds pass without any event and without the end
-  bookmark. It remembers that and lists on every later relist. Any other
-  failure of the stream falls back to LIST for this attempt only (as
-  client-go);
+- the reflector falls back to paged LIST + watch by itself, and remembers it
+  (it lists on every later relist), only on a definitive sign that the
+  server does not support streaming lists: the watch is refused with 400 or
+  422 (kube-apiserver without the WatchList feature answers 422), the
+  ListerWatcher rejects the options (``TypeError``), or the server ignores
+  them: a BOOKMARK without the annotation arrives first. Any other failure
+  of the stream, and a stream that goes ``watch_list_timeout`` seconds
+  without any event and without the end bookmark (slow, or a server that
+  ignored the request), falls back to LIST for this attempt only: the next
+  relist streams again (client-go never stops trying);
 - ``check_watch_list_consistency`` (default: the environment variable
   ``KUBE_WATCHLIST_INCONSISTENCY_DETECTOR``, parsed as Go's ParseBool, as
   client-go's data consistency detector) LISTs at the bookmark's RV
@@ -80,6 +81,10 @@ RV (``""``, a consistent read, the first time or after a 410/too large RV):
 While watching, a helper thread calls ``store.resync()`` every
 ``resync_period`` seconds (when ``should_resync()`` allows) and, once
 ``stop`` is set, closes the open watch so a blocked read returns at once.
+Every LIST request and watch open runs on a short-lived daemon thread that
+the reflector stops waiting for once ``stop`` is set (client-go cancels them
+through its context): ``run`` returns within ``_POLL`` seconds, and whatever
+the abandoned request returns later is discarded (a watch closed).
 
 The store is only written from the thread running ``list_and_watch``, so
 the store sees events in server order.
@@ -93,8 +98,9 @@ import os
 import random
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeVar
 
 from prometheus_client import Counter, Gauge
 
@@ -131,8 +137,12 @@ _METRIC_FLUSH = 256
 #: ``metav1.InitialEventsAnnotationKey``: the bookmark that ends a streamed list.
 INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"
 #: Seconds a streamed list may go without any event and without its end bookmark
-#: before the server is taken not to support streaming lists.
+#: before the reflector gives it up and LISTs instead (for that attempt only).
 DEFAULT_WATCH_LIST_TIMEOUT = 5.0
+# Statuses that refuse a streamed list's options outright (kube-apiserver without
+# the WatchList feature: 422 Invalid): the server does not do streaming lists.
+# Other 4xx (401, 403, 404...) say nothing about that: LIST for that attempt only.
+_WATCH_LIST_REJECTED = frozenset((400, 422))
 #: client-go's switch for the watch-list data consistency detector.
 WATCH_LIST_INCONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
 _GO_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
@@ -225,6 +235,69 @@ class _StopRequested(Exception):
 
 class _WatchListUnsupported(Exception):
     """The server (or the ListerWatcher) does not do streaming lists."""
+
+
+class _WatchListStalled(Exception):
+    """A streamed list made no progress for ``watch_list_timeout`` seconds (LIST this time)."""
+
+
+_T = TypeVar("_T")
+
+
+class _AbandonableCall:
+    """One blocking call (a LIST page, a watch open) run on a daemon thread so
+    that the reflector's thread can give up waiting for it when ``stop`` is set.
+
+    An abandoned call runs to its own end (its request timeout); its result
+    is then handed to ``discard`` (an open watch is closed) and its error is
+    dropped: nothing of it reaches the store.
+    """
+
+    __slots__ = ("_abandoned", "_discard", "_done", "_fn", "_lock", "_outcome")
+
+    def __init__(self, fn: Callable[[], Any], discard: Callable[[Any], None] | None) -> None:
+        self._fn = fn
+        self._discard = discard
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._abandoned = False
+        self._outcome: tuple[bool, Any] | None = None
+
+    def run(self) -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, self._fn())
+        except BaseException as err:  # handed to the waiting thread
+            outcome = (False, err)
+        with self._lock:
+            if not self._abandoned:
+                self._outcome = outcome
+                self._done.set()
+                return
+        if outcome[0] and self._discard is not None:
+            self._discard(outcome[1])
+        elif not outcome[0]:
+            logger.debug("an abandoned list/watch call failed: %s", outcome[1])
+
+    def wait(self, stop: threading.Event) -> Any:
+        """The call's result (its exception is raised); ``_StopRequested`` once
+        ``stop`` is set, whether or not the call has finished."""
+        done = self._done
+        while not done.wait(_POLL):
+            if stop.is_set():
+                with self._lock:
+                    if self._outcome is None:
+                        self._abandoned = True  # run() discards what comes
+                        raise _StopRequested()
+                break
+        assert self._outcome is not None
+        ok, value = self._outcome
+        if stop.is_set():  # finished, but too late: nothing of it may be applied
+            if ok and self._discard is not None:
+                self._discard(value)
+            raise _StopRequested()
+        if not ok:
+            raise value
+        return value
 
 
 def _go_parse_bool(value: str | None) -> bool:
@@ -360,8 +433,10 @@ class Reflector:
                 os.environ.get(WATCH_LIST_INCONSISTENCY_DETECTOR_ENV)
             )
         self.check_watch_list_consistency = check_watch_list_consistency
-        # Set once the server showed it does not do streaming lists: every
-        # later (re)list is a paged LIST.
+        # Set once the server showed it does not do streaming lists (it refused
+        # the options with 400/422, or a plain bookmark came first): every later
+        # (re)list is a paged LIST. Nothing else sets it (a failed or stalled
+        # stream falls back to LIST for that attempt only).
         self._watch_list_unsupported = False
         # Events seen by the streamed list in progress (read by its watchdog).
         self._watch_list_progress = 0
@@ -428,6 +503,27 @@ class Reflector:
         if self.use_watch_list:
             return True
         return bool(getattr(self.lister_watcher, "supports_watch_list", False))
+
+    def _call(
+        self,
+        stop: threading.Event,
+        fn: Callable[[], _T],
+        discard: Callable[[Any], None] | None = None,
+    ) -> _T:
+        """``fn()`` (a LIST page or a watch open), given up when ``stop`` is set.
+
+        client-go cancels these requests through their context; here the call
+        runs on a daemon thread and this thread stops waiting for it: raises
+        ``_StopRequested`` within ``_POLL`` seconds of ``stop``. What the
+        abandoned call returns later goes to ``discard`` (``_close_quietly``
+        for a watch). ``fn``'s own exceptions are raised here.
+        """
+        if stop.is_set():
+            raise _StopRequested()
+        call = _AbandonableCall(fn, discard)
+        threading.Thread(target=call.run, name=f"reflector-{self.name}-call", daemon=True).start()
+        result: _T = call.wait(stop)
+        return result
 
     # ------------------------------------------------------------------ run loop
 
@@ -555,12 +651,24 @@ class Reflector:
                 raise _StopRequested()
             try:
                 if token is None:
-                    page = self.lister_watcher.list(
-                        resource_version=rv, limit=limit, continue_=None
+                    page = self._call(
+                        stop,
+                        partial(
+                            self.lister_watcher.list,
+                            resource_version=rv,
+                            limit=limit,
+                            continue_=None,
+                        ),
                     )
                 else:
-                    page = self.lister_watcher.list(
-                        resource_version=None, limit=limit, continue_=token
+                    page = self._call(
+                        stop,
+                        partial(
+                            self.lister_watcher.list,
+                            resource_version=None,
+                            limit=limit,
+                            continue_=token,
+                        ),
                     )
             except ApiError as err:
                 if token is None or not _is_gone(err):
@@ -571,7 +679,12 @@ class Reflector:
                     err,
                     rv,
                 )
-                page = self.lister_watcher.list(resource_version=rv, limit=None, continue_=None)
+                page = self._call(
+                    stop,
+                    partial(
+                        self.lister_watcher.list, resource_version=rv, limit=None, continue_=None
+                    ),
+                )
                 meta = page.get("metadata") or {}
                 items = self._transform_page(list(_page_items(page)))
                 return items, str(meta.get("resourceVersion") or "")
@@ -603,6 +716,11 @@ class Reflector:
                 self.name,
                 err,
             )
+        except _WatchListStalled as err:
+            # Slow (a large state, a busy server or proxy) or a server that ignored
+            # the request: LIST this time, stream again at the next relist.
+            self._m_watch_list_fallbacks.inc()
+            logger.warning("%s: %s; falling back to LIST for this attempt", self.name, err)
         except Exception as err:
             if stop.is_set():
                 raise _StopRequested() from err
@@ -623,13 +741,20 @@ class Reflector:
             rv = self._rewatch_resource_version()
             start = self._clock.now()
             try:
-                watch = self.lister_watcher.watch(
-                    resource_version=rv,
-                    timeout_seconds=self._watch_timeout(),
-                    allow_bookmarks=True,
-                    send_initial_events=True,
-                    resource_version_match="NotOlderThan",
+                watch = self._call(
+                    stop,
+                    partial(
+                        self.lister_watcher.watch,
+                        resource_version=rv,
+                        timeout_seconds=self._watch_timeout(),
+                        allow_bookmarks=True,
+                        send_initial_events=True,
+                        resource_version_match="NotOlderThan",
+                    ),
+                    self._close_quietly,
                 )
+            except _StopRequested:
+                raise
             except TypeError as err:
                 raise _WatchListUnsupported(
                     f"the ListerWatcher rejects the options: {err}"
@@ -650,7 +775,7 @@ class Reflector:
                     with self._lock:
                         self._rv_unavailable = True
                     continue
-                if isinstance(open_err, ApiError) and 400 <= open_err.status < 500:
+                if isinstance(open_err, ApiError) and open_err.status in _WATCH_LIST_REJECTED:
                     raise _WatchListUnsupported(str(open_err)) from open_err
                 raise
             self._m_watches.inc()
@@ -802,9 +927,9 @@ class Reflector:
         if stop.is_set():
             raise _StopRequested()
         if idle.is_set():
-            raise _WatchListUnsupported(
-                f"no event and no end bookmark for {self.watch_list_timeout:g}s "
-                f"({len(items)} objects received)"
+            raise _WatchListStalled(
+                f"the streamed list sent no event and no end bookmark for "
+                f"{self.watch_list_timeout:g}s ({len(items)} objects received)"
             )
         return None
 
@@ -816,8 +941,9 @@ class Reflector:
         idle: threading.Event,
     ) -> None:
         """Close the stream when ``stop`` is set, or when it makes no progress
-        for ``watch_list_timeout`` seconds (``idle``: a server that ignored the
-        request and is now just watching)."""
+        for ``watch_list_timeout`` seconds (``idle``: a slow stream, or a server
+        that ignored the request and is now just watching; the reflector LISTs
+        for this attempt and streams again at the next relist)."""
         seen = -1
         since = self._clock.now()
         while not done.wait(_POLL):
@@ -844,13 +970,19 @@ class Reflector:
             if stop.is_set():
                 raise _StopRequested()
             try:
-                page = self.lister_watcher.list(
-                    resource_version=rv,
-                    limit=None,
-                    continue_=None,
-                    resource_version_match="Exact",
+                page = self._call(
+                    stop,
+                    partial(
+                        self.lister_watcher.list,
+                        resource_version=rv,
+                        limit=None,
+                        continue_=None,
+                        resource_version_match="Exact",
+                    ),
                 )
                 break
+            except _StopRequested:
+                raise
             except Exception as err:  # retried until stop, as client-go
                 logger.error(
                     "%s: the consistency check's LIST failed, retrying: %s", self.name, err
@@ -905,10 +1037,15 @@ class Reflector:
                 if first is not None:
                     watch, first = first, None
                 else:
-                    watch = self.lister_watcher.watch(
-                        resource_version=rv,
-                        timeout_seconds=self._watch_timeout(),
-                        allow_bookmarks=True,
+                    watch = self._call(
+                        stop,
+                        partial(
+                            self.lister_watcher.watch,
+                            resource_version=rv,
+                            timeout_seconds=self._watch_timeout(),
+                            allow_bookmarks=True,
+                        ),
+                        self._close_quietly,
                     )
                     self._m_watches.inc()
             except Exception as open_err:

@@ -474,7 +474,7 @@ def _without_resyncs(notes: Notifications) -> Notifications:
 
 
 def _upsert_batch(
-    txn: IndexerBatch, batch: Sequence[tuple[str | None, Deltas, bool]]
+    txn: IndexerBatch, batch: Sequence[tuple[str | None, Deltas, bool]], name: str = "informer"
 ) -> tuple[Notifications, int] | None:
     """``SharedIndexInformer._apply_locked`` for the common batch, with C-level map/zip.
 
@@ -483,7 +483,9 @@ def _upsert_batch(
     indexer's: stores every object with ``txn.upsert_many`` (one key may
     repeat: each entry then sees the previous one as its old object) and
     returns the notifications and the count of initial adds, exactly as the
-    loop would. Returns ``None`` (nothing changed) otherwise.
+    loop would. An entry whose index function fails is logged (``name``: the
+    informer's) and dropped, as the loop drops it: not stored, not notified;
+    every other entry is. Returns ``None`` (nothing changed) otherwise.
     """
     if not batch:
         return None
@@ -494,7 +496,18 @@ def _upsert_batch(
     if DeltaType.DELETED in map(itemgetter(0), deltas):
         return None
     objs = list(map(itemgetter(1), deltas))
-    olds = txn.upsert_many(keys, objs)
+    failures: list[tuple[int, Exception]] = []
+    olds = txn.upsert_many(keys, objs, failures)
+    if failures:  # rare: log and leave out the entries that were not stored
+        for i, err in failures:
+            logger.error("%s: processing deltas of %s failed; dropped", name, keys[i], exc_info=err)
+        failed = {i for i, _ in failures}
+        kept = [i for i in range(len(objs)) if i not in failed]
+        objs = [objs[i] for i in kept]
+        olds = [olds[i] for i in kept]
+        flags = tuple(flags[i] for i in kept)
+        if not objs:
+            return [], 0
     n = len(objs)
     adds = olds.count(None)
     notes: Notifications
@@ -788,7 +801,7 @@ class SharedIndexInformer:
             with self._indexer.batch() as txn:
                 result = None
                 if trust_keys:
-                    result = _upsert_batch(txn, batch)
+                    result = _upsert_batch(txn, batch, self.name)
                 if result is None:
                     result = self._apply_locked(txn, batch, trust_keys)
             notes, initial = result

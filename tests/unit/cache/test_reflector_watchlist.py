@@ -183,7 +183,9 @@ def test_idle_stream_without_end_falls_back_after_the_timeout() -> None:
     try:
         wait_for(lambda: ("replace", ["a"], "2") in store.snapshot())
         assert time.monotonic() - t0 >= 0.3
-        assert len(lw.list_calls) == 1 and not r.uses_watch_list()
+        # For this attempt only: a slow stream is no sign the server cannot
+        # stream (client-go's fallback is per attempt); the next relist streams.
+        assert len(lw.list_calls) == 1 and r.uses_watch_list()
     finally:
         finish(stop, t)
 
