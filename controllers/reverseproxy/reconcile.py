@@ -140,7 +140,7 @@ class Reconciler:
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
             if self.kind.finalizer and contains_finalizer(obj, names.FINALIZER):
-                self._finalize(obj, key)
+                return self._finalize(obj, key)
             return None
         if self.kind.finalizer and not contains_finalizer(obj, names.FINALIZER):
             obj = copy.deepcopy(obj)
@@ -230,7 +230,7 @@ class Reconciler:
                 % (child_kind, live["metadata"]["name"], self.kind.kind, obj["metadata"]["name"])
             )
 
-    def _finalize(self, obj: Obj, key: str) -> None:
+    def _finalize(self, obj: Obj, key: str) -> Result | None:
         meta = obj["metadata"]
         name = names.child_name(self.kind, meta["name"])
         for child_kind in ("ConfigMap", "Deployment", "Service"):
@@ -262,8 +262,17 @@ class Reconciler:
         try:
             self._client.update(updated)
         except NotFoundError:
-            return
+            return None
+        except ConflictError:
+            # Our cache is behind: the object changed, or it is gone already (an
+            # update carrying the uid of a deleted object fails kube's UID
+            # precondition with 409, not 404). Look again with fresh state.
+            logger.info(
+                "controller=%s key=%s action=requeue reason=conflict", self.kind.controller, key
+            )
+            return Result(requeue=True)
         logger.info("controller=%s key=%s action=remove-finalizer", self.kind.controller, key)
+        return None
 
     # -- status and events ---------------------------------------------------------------
 
