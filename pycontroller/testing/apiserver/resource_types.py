@@ -22,6 +22,40 @@ ALL_VERBS: tuple[str, ...] = (
     "watch",
 )
 
+# The built-in stores whose update strategy answers ``AllowCreateOnUpdate()``
+# true (kubernetes 1.32 ``pkg/registry/<group>/<resource>/strategy.go``): a PUT
+# to a missing name creates the object (201). Every other built-in store and
+# every custom resource (``customResourceStrategy``) answers false: 404.
+CREATE_ON_UPDATE: frozenset[tuple[str, str]] = frozenset({
+    ("", "endpoints"),  # endpointsStrategy
+    ("", "events"),  # eventStrategy (events.k8s.io Events share its store)
+    ("", "limitranges"),  # limitrangeStrategy
+    ("", "services"),  # svcStrategy
+    ("coordination.k8s.io", "leases"),  # leaseStrategy
+    ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+    ("rbac.authorization.k8s.io", "clusterroles"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"),
+})  # fmt: skip
+
+# The built-in stores whose update strategy answers
+# ``AllowUnconditionalUpdate()`` false (same files): a PUT without
+# ``metadata.resourceVersion`` is 422 ("must be specified for an update")
+# instead of overwriting the stored object. Custom resources too.
+CONDITIONAL_UPDATE_ONLY: frozenset[tuple[str, str]] = frozenset({
+    ("coordination.k8s.io", "leases"),  # leaseStrategy
+    ("storage.k8s.io", "csidrivers"),  # csiDriverStrategy
+    ("storage.k8s.io", "csinodes"),  # csiNodeStrategy
+    ("storage.k8s.io", "csistoragecapacities"),  # csiStorageCapacityStrategy
+    ("storage.k8s.io", "volumeattachments"),  # volumeAttachmentStrategy
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),  # apiextensions strategy
+    ("apiregistration.k8s.io", "apiservices"),  # kube-aggregator apiServerStrategy
+})  # fmt: skip
+
 
 @dataclass(frozen=True)
 class ResourceType:
@@ -66,3 +100,22 @@ class ResourceType:
     @property
     def is_crd(self) -> bool:
         return self.crd_name is not None
+
+    @property
+    def storage_group_resource(self) -> tuple[str, str]:
+        """``(group, plural)`` of the store serving this type: the one whose
+        storage it shares (``extra["stored_as"]``), else its own."""
+        stored = self.extra.get("stored_as")
+        return (stored[0], stored[2]) if stored else (self.group, self.plural)
+
+    @property
+    def allow_create_on_update(self) -> bool:
+        """The store's ``UpdateStrategy.AllowCreateOnUpdate()`` (see
+        ``CREATE_ON_UPDATE``)."""
+        return not self.is_crd and self.storage_group_resource in CREATE_ON_UPDATE
+
+    @property
+    def allow_unconditional_update(self) -> bool:
+        """The store's ``UpdateStrategy.AllowUnconditionalUpdate()`` (see
+        ``CONDITIONAL_UPDATE_ONLY``; false for every custom resource)."""
+        return not self.is_crd and self.storage_group_resource not in CONDITIONAL_UPDATE_ONLY

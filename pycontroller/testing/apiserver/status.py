@@ -48,16 +48,19 @@ def status_body(
     reason: str,
     message: str,
     details: dict[str, Any] | None = None,
+    list_meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``Status`` object with ``status: Failure``, its fields in the order
     kube's serializer writes them (kind, apiVersion, metadata, status, message,
     reason, details, code). An empty ``reason`` (``StatusReasonUnknown``) and
     ``details=None`` are omitted, as Go's ``omitempty`` does; ``details={}``
-    is kept (kube writes ``"details": {}`` for generic 404/405 answers)."""
+    is kept (kube writes ``"details": {}`` for generic 404/405 answers).
+    ``list_meta`` is the Status's ``ListMeta`` (``metadata``), empty unless
+    given (an expired continue token's replacement)."""
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
-        "metadata": {},
+        "metadata": dict(list_meta or {}),
         "status": "Failure",
         "message": message,
     }
@@ -92,6 +95,7 @@ class StatusError(Exception):
         details: dict[str, Any] | None = None,
         *,
         headers: dict[str, str] | None = None,
+        list_meta: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(f"{code} {reason}: {message}")
         self.code = code
@@ -99,10 +103,11 @@ class StatusError(Exception):
         self.message = message
         self.details = details
         self.headers = dict(headers or {})
+        self.list_meta = dict(list_meta or {})
 
     @property
     def body(self) -> dict[str, Any]:
-        return status_body(self.code, self.reason, self.message, self.details)
+        return status_body(self.code, self.reason, self.message, self.details, self.list_meta)
 
 
 def qualified_resource(rt: ResourceType) -> str:
@@ -227,8 +232,11 @@ def forbidden(rt: ResourceType, name: str, why: str) -> StatusError:
     return StatusError(403, "Forbidden", f"{subject} is forbidden: {why}", _details(rt, name))
 
 
-def expired(message: str) -> StatusError:
-    return StatusError(410, "Expired", message)
+def expired(message: str, *, continue_token: str = "") -> StatusError:
+    """``errors.NewResourceExpired``; ``continue_token`` goes in the Status's
+    ``metadata.continue`` (etcd3's ``handleCompactedErrorForPaging``)."""
+    list_meta = {"continue": continue_token} if continue_token else None
+    return StatusError(410, "Expired", message, list_meta=list_meta)
 
 
 def method_not_allowed(

@@ -287,7 +287,7 @@ def test_list_resource_version_match(raw: Raw, apiserver: APIServer) -> None:
     code, _, lst = raw("GET", f"{CM}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan")
     assert len(lst["items"]) == 2
     code, _, st = raw("GET", f"{CM}?resourceVersionMatch=Exact")
-    assert code == 400
+    assert code == 422 and st["reason"] == "Invalid"  # ValidateListOptions, as kube
     apiserver.compact()
     code, _, st = raw("GET", f"{CM}?resourceVersion={rv}&resourceVersionMatch=Exact")
     assert code == 410 and st["reason"] == "Expired"
@@ -389,7 +389,7 @@ def test_strategic_merge_patch(raw: Raw) -> None:
     assert [c["name"] for c in cs] == ["a", "c"]
     assert cs[0]["image"] == "nginx:2"
     assert cs[0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
-    assert [e["name"] for e in cs[0]["env"]] == ["X", "Y"]
+    assert [e["name"] for e in cs[0]["env"]] == ["Y", "X"]  # kube: new patch items go first
     assert out["metadata"]["generation"] == 2
     # Service ports merge by port.
     svc = "/api/v1/namespaces/default/services"

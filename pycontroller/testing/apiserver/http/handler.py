@@ -507,7 +507,7 @@ class _Handler(BaseHTTPRequestHandler):
                     parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
                 )
                 limit = _limit(params)
-                causes = listoptions.validate_list_send_initial_events(params)
+                causes = listoptions.validate_list_options(params)
                 if causes:
                     raise listoptions.invalid_list_options(causes)
                 chosen = self._negotiate(rt)
@@ -538,7 +538,7 @@ class _Handler(BaseHTTPRequestHandler):
                 raise method_not_allowed()
             chosen = self._negotiate(rt)
             request_options.check_write("UpdateOptions", params)
-            obj = app.rest.update(
+            obj, created = app.rest.update_answer(
                 rt,
                 r.namespace,
                 r.name,
@@ -546,7 +546,8 @@ class _Handler(BaseHTTPRequestHandler):
                 opts,
                 subresource=r.subresource,
             )
-            return self._reply(200, rt, obj, chosen, opts)
+            # UpdateResource: 201 when the update created the object.
+            return self._reply(201 if created else 200, rt, obj, chosen, opts)
         if method == "PATCH":
             if r.name is None:
                 raise method_not_allowed()

@@ -1,5 +1,6 @@
-"""Watch-list options: kube-apiserver's validation of ``sendInitialEvents`` and
-``resourceVersionMatch`` on watches, and the errors a streaming list answers.
+"""List and watch-list options: kube-apiserver's validation of a list's
+``resourceVersionMatch`` and ``sendInitialEvents`` (``validate_list_options``)
+and of a watch's, and the errors a streaming list answers.
 
 ``validate_watch_options`` is apimachinery's ``validateWatchOptions`` (1.32,
 ``pkg/apis/meta/internalversion/validation``): a watch with
@@ -29,6 +30,7 @@ __all__ = [
     "NOT_OLDER_THAN",
     "invalid_list_options",
     "too_large_resource_version",
+    "validate_list_options",
     "validate_list_send_initial_events",
     "validate_watch_options",
 ]
@@ -85,6 +87,47 @@ def validate_watch_options(
                     "resourceVersionMatch is forbidden when continue is provided",
                 )
             )
+    return causes
+
+
+def validate_list_options(params: dict[str, str]) -> list[dict[str, Any]]:
+    """The field errors (``StatusCause`` dicts) of a list's query parameters:
+    ``ValidateListOptions`` for a list (not a watch). ``resourceVersionMatch``
+    needs a ``resourceVersion``, goes without ``continue``, is ``Exact`` or
+    ``NotOlderThan``, and ``Exact`` is not for resourceVersion "0";
+    ``sendInitialEvents`` is forbidden."""
+    causes: list[dict[str, Any]] = []
+    match = params.get("resourceVersionMatch") or ""
+    if match:
+        if not params.get("resourceVersion"):
+            causes.append(
+                _forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if params.get("continue"):
+            causes.append(
+                _forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if match not in ("Exact", NOT_OLDER_THAN):
+            causes.append(
+                not_supported_cause(
+                    "resourceVersionMatch", quote(match), ["Exact", NOT_OLDER_THAN, ""]
+                )
+            )
+        if match == "Exact" and params.get("resourceVersion") == "0":
+            causes.append(
+                _forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if "sendInitialEvents" in params:
+        causes.append(_forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
     return causes
 
 

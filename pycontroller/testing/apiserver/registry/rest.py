@@ -215,6 +215,26 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "kind", "apiVersion")}
 
 
+def _non_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """Everything but metadata (apiextensions' ``copyNonMetadata``)."""
+    return {k: v for k, v in obj.items() if k != "metadata"}
+
+
+def _immutable_meta_causes(meta: dict[str, Any], old_meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """``ValidateObjectMetaAccessorUpdate``'s ``metadata.uid`` check (the other
+    immutable system fields are restored by ``_merge_update``)."""
+    uid, old_uid = meta.get("uid") or "", old_meta.get("uid") or ""
+    if uid == old_uid:
+        return []
+    return [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: {_go_quote(str(uid))}: field is immutable",
+            "field": "metadata.uid",
+        }
+    ]
+
+
 def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     out = dict(obj)
     m = dict(out.get("metadata") or {})
@@ -392,21 +412,114 @@ def rkey(rt: ResourceType) -> tuple[str, str]:
     return (rt.group, rt.plural)
 
 
+# kubernetes 1.32 ``pkg/kubeapiserver/default_storage_factory_builder.go``
+# ``SpecialDefaultResourcePrefixes``: the etcd prefixes that are not the plural.
+_ETCD_PREFIXES: dict[tuple[str, str], str] = {
+    ("", "replicationcontrollers"): "controllers",
+    ("", "endpoints"): "services/endpoints",
+    ("", "nodes"): "minions",
+    ("", "services"): "services/specs",
+    ("networking.k8s.io", "ingresses"): "ingress",
+}
+# The servers whose storage prefixes each resource with its group
+# (apiextensions-apiserver, kube-aggregator; custom resources too).
+_GROUP_PREFIXED = frozenset({"apiextensions.k8s.io", "apiregistration.k8s.io"})
+
+
+def etcd_key(rt: ResourceType, ns: str, name: str) -> str:
+    """The etcd key kube-apiserver stores the object under (``--etcd-prefix``
+    ``/registry``, the store's resource prefix, ``NamespaceKeyFunc`` or
+    ``NoNamespaceKeyFunc``), as storage errors print it."""
+    group, plural = rkey(rt)
+    if rt.is_crd or group in _GROUP_PREFIXED:
+        prefix = f"{group}/{plural}"
+    else:
+        prefix = _ETCD_PREFIXES.get((group, plural), plural)
+    return f"/registry/{prefix}/{ns}/{name}" if rt.namespaced else f"/registry/{prefix}/{name}"
+
+
+def _uid_precondition_failed(
+    rt: ResourceType, ns: str, name: str, wanted: str, actual: str
+) -> StatusError:
+    """An update's UID precondition (``defaultUpdatedObjectInfo.Preconditions``:
+    the body's ``metadata.uid``) failing ``storage.Preconditions.Check`` in
+    ``GuaranteedUpdate``: its ``InvalidObj`` ``StorageError`` made a Conflict
+    by ``InterpretUpdateError`` (the error printed whole)."""
+    return conflict(
+        rt,
+        name,
+        f"StorageError: invalid object, Code: 4, Key: {etcd_key(rt, ns, name)}, "
+        f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
+        f"{wanted}, UID in object meta: {actual}",
+    )
+
+
+def _resource_version_required(rt: ResourceType, name: str) -> StatusError:
+    """``Store.Update``'s answer to an update without resourceVersion of a kind
+    whose strategy does not allow unconditional updates: ``NewInvalid`` with
+    the qualified resource (not the kind) as its group kind."""
+    cause = {
+        "reason": "FieldValueInvalid",
+        "message": "Invalid value: 0x0: must be specified for an update",
+        "field": "metadata.resourceVersion",
+    }
+    return StatusError(
+        422,
+        "Invalid",
+        f'{qualified_resource(rt)} "{name}" is invalid: metadata.resourceVersion: '
+        "Invalid value: 0x0: must be specified for an update",
+        {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.plural,
+         "causes": [cause]},
+    )  # fmt: skip
+
+
+def _check_object_name(obj_name: Any, name: str) -> None:
+    """The handlers' ``checkName`` (``handlers/rest.go``) of an update's or a
+    patch result's ``metadata.name`` against the URL's."""
+    if not obj_name:
+        # ContextBasedNaming.ObjectName: errEmptyName.
+        raise bad_request(
+            f"the name of the object ({name} based on URL) was undeterminable: "
+            "name must be provided"
+        )
+    if obj_name != name:
+        raise bad_request(
+            f"the name of the object ({obj_name}) does not match the name on the URL ({name})"
+        )
+
+
+_NAMESPACE_MISMATCH = (
+    "the namespace of the provided object does not match the namespace sent on the request"
+)
+
+
 def encode_continue(rv: int, start: tuple[str, str]) -> str:
-    raw = _json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{start[0]}/{start[1]}\x00"})
+    """``storage.EncodeContinue``: a token continuing after ``start`` (the last
+    key listed; its key plus NUL, as etcd3's ``GetList``) at ``rv``."""
+    key = f"{start[0]}/{start[1]}\x00"
+    raw = _json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key})
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
 def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    """``storage.DecodeContinue``: the resourceVersion and the key (namespace,
+    name) a token continues from, the key made exclusive again (NUL dropped:
+    names are compared as ``> start``); a bad token is 400 (GetList's
+    "invalid continue token")."""
     try:
         pad = "=" * (-len(token) % 4)
         data = _json.loads(base64.urlsafe_b64decode(token + pad))
         rv = int(data["rv"])
         start = str(data["start"]).rstrip("\x00")
         ns, _, name = start.partition("/")
-        return rv, (ns, name)
     except (ValueError, KeyError, TypeError, binascii.Error) as err:
-        raise bad_request(f"continue key is not valid: {err}") from err
+        raise bad_request(f"invalid continue token: continue key is not valid: {err}") from err
+    if rv == 0:
+        raise bad_request(
+            "invalid continue token: continue key is not valid: incorrect encoded start "
+            "resourceVersion (version meta.k8s.io/v1)"
+        )
+    return rv, (ns, name)
 
 
 class REST:
@@ -649,26 +762,23 @@ class REST:
         start: tuple[str, str] | None = None
         with self.storage.lock:
             if continue_token:
+                # etcd3 GetList: the token, then resolveGetListRev, then the
+                # compacted revision (handleCompactedErrorForPaging: a token
+                # at resourceVersion -1 continues at the current state).
                 rv, start = decode_continue(continue_token)
-                if rv < self.storage.oldest_resource_version:
-                    raise expired(_CONTINUE_EXPIRED)
+                if resource_version not in (None, "", "0"):
+                    raise bad_request(
+                        "specifying resource version is not allowed when using continue"
+                    )
+                if rv < 0:
+                    rv = self.storage.resource_version
+                elif rv < self.storage.oldest_resource_version:
+                    raise expired(_CONTINUE_EXPIRED, continue_token=encode_continue(-1, start))
                 items = self.storage.snapshot(rk, ns, rv)
             else:
-                if resource_version_match and not resource_version:
-                    raise bad_request(
-                        "resourceVersionMatch is forbidden unless resourceVersion is provided"
-                    )
-                if resource_version_match not in (None, "", "Exact", "NotOlderThan"):
-                    raise bad_request(
-                        f'resourceVersionMatch: Unsupported value: "{resource_version_match}": '
-                        'supported values: "Exact", "NotOlderThan"'
-                    )
+                # ListOptions were validated by the handler (listoptions.py).
                 requested = parse_resource_version(resource_version)
                 if resource_version_match == "Exact":
-                    if requested == 0:
-                        raise bad_request(
-                            'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"'
-                        )
                     rv = requested
                     items = self.storage.snapshot(rk, ns, rv)
                 else:
@@ -740,10 +850,29 @@ class REST:
             return self._create_locked(rt, ns, obj, opts)
 
     def _create_locked(
-        self, rt: ResourceType, ns: str, obj: dict[str, Any], opts: WriteOptions
+        self,
+        rt: ResourceType,
+        ns: str,
+        obj: dict[str, Any],
+        opts: WriteOptions,
+        *,
+        on_update: bool = False,
     ) -> dict[str, Any]:
+        """Create ``obj`` (lock held). ``on_update``: the creation of an update
+        (a PUT to a missing name of a kind that allows it, or an apply): its
+        ``metadata.resourceVersion`` is dropped (``GuaranteedUpdate``'s
+        ``PrepareObjectForStorage``) instead of refused. A dry run answers it
+        as given (the dry-run storage copies the object out as it is)."""
         meta = _meta(obj)
         name = meta.get("name") or ""
+        # etcd3 store.Create refuses an object whose resourceVersion parses to a
+        # number other than 0 (one that does not parse is dropped); a dry run
+        # (DryRunnableStorage.Create) never gets there and answers it as given.
+        rv_set = (
+            not on_update
+            and not opts.dry_run
+            and _parse_uint(str(meta.get("resourceVersion") or "0"))[0] not in (None, 0)
+        )
         if not name:
             raise invalid(
                 rt,
@@ -772,12 +901,13 @@ class REST:
         self._validate_meta(rt, obj)
         if rt.namespaced:
             self._check_namespace(rt, ns, name)
-        if self.storage.get(rkey(rt), ns, name) is not None:
+        if self.storage.get(rkey(rt), ns, name) is not None and not rv_set:
             raise already_exists(rt, name)
         if rt.has_status:
             obj.pop("status", None)
+        if not opts.dry_run:
+            meta.pop("resourceVersion", None)
         for k in (
-            "resourceVersion",
             "deletionTimestamp",
             "deletionGracePeriodSeconds",
             "selfLink",
@@ -800,6 +930,11 @@ class REST:
         admission_policy.admit(
             self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
         )
+        if rv_set:
+            # storage.ErrResourceVersionSetOnCreate: a plain error, which
+            # InterpretCreateError passes through and ErrorToAPIStatus makes a
+            # 500 without reason (before the store looks for an existing key).
+            raise unknown_error(500, "resourceVersion should not be set on objects to be created")
         if opts.dry_run:
             return self.out(rt, obj)
         stored = self.storage.commit("ADDED", rkey(rt), obj, None)
@@ -819,6 +954,29 @@ class REST:
         *,
         subresource: str = "",
     ) -> dict[str, Any]:
+        """A PUT's object (see ``update_answer``)."""
+        return self.update_answer(rt, ns, name, body, opts, subresource=subresource)[0]
+
+    def update_answer(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        body: Any,
+        opts: WriteOptions,
+        *,
+        subresource: str = "",
+    ) -> tuple[dict[str, Any], bool]:
+        """A PUT as kube's ``UpdateResource`` and ``Store.Update`` serve it: the
+        object and whether it was created (201: a missing name of a kind whose
+        strategy allows create on update, ``ResourceType.allow_create_on_update``).
+
+        In kube's order: the body's namespace and name against the URL's
+        (``EnsureObjectNamespaceMatchesRequestNamespace``, ``checkName``: 400);
+        the UID precondition the body's ``metadata.uid`` makes (409); the
+        object missing (404, or created); the resourceVersion (unparsable: 500;
+        absent or 0 is an unconditional update, 422 for a kind whose strategy
+        does not allow it; another one: 409)."""
         if not isinstance(body, dict):
             raise bad_request("the body of the request must be a JSON object")
         self._check_kind(rt, body)
@@ -826,54 +984,54 @@ class REST:
         if stored_rt is not None:
             stored = conversion.to_stored(rt, stored_rt, body)
             served = replace(opts, served_as=rt)
-            updated = self.update(stored_rt, ns, name, stored, served, subresource=subresource)
-            return self.out(rt, updated)
+            updated, created = self.update_answer(
+                stored_rt, ns, name, stored, served, subresource=subresource
+            )
+            return self.out(rt, updated), created
         meta = body.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
-        body_name = meta.get("name")
-        if body_name and body_name != name:
-            raise bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )
         ns = (ns or "") if rt.namespaced else ""
         body_ns = meta.get("namespace")
         if rt.namespaced and body_ns and body_ns != ns:
-            raise bad_request(
-                "the namespace of the provided object does not match the namespace sent on the "
-                "request"
-            )
+            raise bad_request(_NAMESPACE_MISMATCH)
+        _check_object_name(meta.get("name"), name)
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
+            uid = meta.get("uid")
+            old_uid = "" if old is None else str(_meta(old).get("uid") or "")
+            if uid and str(uid) != old_uid:
+                raise _uid_precondition_failed(rt, ns, name, str(uid), old_uid)
             if old is None:
-                raise not_found(rt, name)
+                if subresource or not rt.allow_create_on_update:
+                    raise not_found(rt, name)
+                return self._create_on_update(rt, ns, name, body, opts), True
             rv = meta.get("resourceVersion")
-            if not rv and rt.is_crd:
-                # Custom resources do not allow unconditional updates (kube's
-                # customResourceStrategy.AllowUnconditionalUpdate is false).
-                raise StatusError(
-                    422,
-                    "Invalid",
-                    f'{qualified_resource(rt)} "{name}" is invalid: metadata.resourceVersion: '
-                    "Invalid value: 0x0: must be specified for an update",
-                    {
-                        "name": name,
-                        **({"group": rt.group} if rt.group else {}),
-                        "kind": rt.plural,
-                        "causes": [
-                            {
-                                "reason": "FieldValueInvalid",
-                                "message": "Invalid value: 0x0: must be specified for an update",
-                                "field": "metadata.resourceVersion",
-                            }
-                        ],
-                    },
-                )
             _check_object_resource_version(rv)
-            if rv and str(rv) != _meta(old).get("resourceVersion"):
+            if not rv or str(rv) == "0":
+                if not rt.allow_unconditional_update:
+                    raise _resource_version_required(rt, name)
+            elif str(rv) != _meta(old).get("resourceVersion"):
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, body, subresource)
-            return self._write_update(rt, old, new, opts, subresource=subresource)
+            return self._write_update(rt, old, new, opts, subresource=subresource), False
+
+    def _create_on_update(
+        self, rt: ResourceType, ns: str, name: str, body: dict[str, Any], opts: WriteOptions
+    ) -> dict[str, Any]:
+        """``Store.Update``'s creating branch (lock held): the body created as
+        a POST would create it, its resourceVersion dropped."""
+        if rt.is_crd:
+            self._check_crd_not_terminating(rt)
+        obj = {"kind": rt.kind, "apiVersion": rt.api_version, **copy.deepcopy(body)}
+        obj["kind"] = rt.kind
+        obj["apiVersion"] = rt.api_version
+        meta = _meta(obj)
+        if rt.namespaced:
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        return self._create_locked(rt, ns, obj, opts, on_update=True)
 
     def _merge_update(
         self, rt: ResourceType, old: dict[str, Any], body: dict[str, Any], subresource: str
@@ -902,12 +1060,15 @@ class REST:
                 new.pop("status", None)
         meta = _meta(new)
         old_meta = _meta(old)
-        system = ["name", "namespace", "uid", "creationTimestamp"]
+        # rest.BeforeUpdate: "Ensure requests cannot update generation" (every
+        # kind: the strategy's PrepareForUpdate may then bump it), "Use the
+        # existing UID if none is provided" (another one is refused by
+        # ValidateObjectMetaUpdate, see _write_update), creation and deletion
+        # timestamps kept.
+        system = ["name", "namespace", "creationTimestamp", "generation"]
         system += ["deletionTimestamp", "deletionGracePeriodSeconds"]
-        if builtin.tracks_generation(rt):
-            # Kinds whose strategy owns generation; for the others it is an
-            # ordinary field the client may write (kube leaves it alone).
-            system.append("generation")
+        if not meta.get("uid"):
+            system.append("uid")
         for k in system:
             if k in old_meta:
                 meta[k] = old_meta[k]
@@ -928,6 +1089,11 @@ class REST:
         """Validate, default and commit ``new`` over ``old`` (lock held)."""
         name = _meta(old).get("name", "")
         self._validate_meta(rt, new)
+        immutable = _immutable_meta_causes(_meta(new), _meta(old))
+        if immutable:
+            # BeforeUpdate's validateCommonFields, then the strategy's
+            # ValidateUpdate (ValidateObjectMetaUpdate again): each cause twice.
+            raise invalid(rt, name, immutable + immutable)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         # kube decodes (and so defaults, and gives the Go shape to) the whole
         # object of every write, a status write's too (whose strategy then
@@ -964,7 +1130,11 @@ class REST:
         self._track(rt, old, new, opts, subresource)
         if builtin.tracks_generation(rt):
             gen = int(old_meta.get("generation") or 1)
-            if _spec_part(new) != _spec_part(old) or (
+            # A custom resource without status subresource: its strategy's
+            # PrepareForUpdate compares everything but metadata
+            # (copyNonMetadata), status included.
+            tracked = _non_metadata if rt.is_crd and not rt.has_status else _spec_part
+            if tracked(new) != tracked(old) or (
                 # kube's deployment strategy: annotations are copied to the
                 # ReplicaSets, so changing them bumps the generation too.
                 (rt.group, rt.kind) == ("apps", "Deployment")
@@ -1049,7 +1219,7 @@ class REST:
                     # Checked against the version the patch names, not the one set above.
                     config = {**obj, "apiVersion": patch.get("apiVersion") or rt.api_version}
                     obj = fieldmanager.apply(rt, None, config, opts)
-                    return self._create_locked(rt, ns, obj, opts), True
+                    return self._create_locked(rt, ns, obj, opts, on_update=True), True
                 raise not_found(rt, name)
             patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
             if ctype != APPLY:
@@ -1058,8 +1228,11 @@ class REST:
             if not isinstance(pmeta, dict):
                 pmeta = {}
                 patched["metadata"] = pmeta
-            if pmeta.get("name", name) != name:
-                raise bad_request("metadata.name: Invalid value: the name cannot be changed")
+            # The patcher's applyPatch: the namespace, then checkName.
+            pns = pmeta.get("namespace")
+            if rt.namespaced and pns and pns != ns:
+                raise bad_request(_NAMESPACE_MISMATCH)
+            _check_object_name(pmeta.get("name"), name)
             rv = pmeta.get("resourceVersion")
             _check_object_resource_version(rv)
             if rv and str(rv) != _meta(old).get("resourceVersion"):
@@ -1617,5 +1790,7 @@ class REST:
             if existing is None:
                 return self.create(rt, None, crd, WriteOptions())
             body = copy.deepcopy(crd)
-            _meta(body).pop("resourceVersion", None)
+            # CRDs take no unconditional update: at the stored resourceVersion.
+            _meta(body)["resourceVersion"] = _meta(existing).get("resourceVersion")
+            _meta(body).pop("uid", None)
             return self.update(rt, None, name, body, WriteOptions())
