@@ -64,12 +64,15 @@ def test_strategic_merge_lists_by_key_and_directives() -> None:
         "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced"}]},
     }
     out = strategic_merge_patch(target, patch)
-    assert [m["mountPath"] for m in out["spec"]["containers"][0]["volumeMounts"]] == ["/x", "/y"]
+    # Without $setElementOrder, kube's normalizeElementOrder puts the patch's new
+    # items before the server-only ones (mergeSortedSlice: neither is ordered
+    # against the other in the live list, so the patch item goes first).
+    assert [m["mountPath"] for m in out["spec"]["containers"][0]["volumeMounts"]] == ["/y", "/x"]
     assert out["spec"]["containers"][1] == {"name": "b", "image": "1"}
     assert out["spec"]["volumes"] == []
     assert out["spec"]["args"] == ["z"]  # no merge key: replaced
     assert "$setElementOrder/containers" not in out["spec"]
-    assert out["metadata"]["finalizers"] == ["f1", "f2"]
+    assert out["metadata"]["finalizers"] == ["f2", "f1"]  # the same for primitives
     assert out["metadata"]["labels"] == {"k": "v"}
     assert out["status"]["conditions"] == [
         {"type": "Ready", "status": "True"},
