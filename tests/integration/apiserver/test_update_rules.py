@@ -297,3 +297,63 @@ def test_put_to_a_missing_name_is_not_found_elsewhere(raw: Raw) -> None:
         "NotFound",
         'configmaps "missing" not found',
     )
+
+
+def test_pods_status_keeps_metadata_written_with_it(raw: Raw) -> None:
+    # podStatusStrategy.PrepareForUpdate resets only spec, deletionTimestamp and
+    # ownerReferences: a kubelet's labels and annotations written through
+    # pods/status are kept (a Deployment's status write resets labels instead).
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"a": "1"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+    code, _, created = raw("POST", "/api/v1/namespaces/default/pods", pod)
+    assert code == 201, created
+    qos = created["status"]["qosClass"]
+    patch = {
+        "metadata": {"labels": {"a": "2"}, "annotations": {"k": "v"}},
+        "spec": {"activeDeadlineSeconds": 5},
+        "status": {"phase": "Running", "qosClass": None},
+    }
+    code, _, out = raw(
+        "PATCH", "/api/v1/namespaces/default/pods/p/status", patch, "application/merge-patch+json"
+    )
+    assert code == 200, out
+    assert out["metadata"]["labels"] == {"a": "2"}
+    assert out["metadata"]["annotations"] == {"k": "v"}
+    assert "activeDeadlineSeconds" not in out["spec"]  # spec reset
+    assert out["status"]["phase"] == "Running"
+    assert out["status"]["qosClass"] == qos  # immutable: backfilled
+
+
+def test_delete_precondition_conflicts_name_the_kind(raw: Raw) -> None:
+    # rest.BeforeDelete: NewConflict with the object's group and kind.
+    code, _, cm = raw("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "cm"}})
+    assert code == 201
+    uid, rv = cm["metadata"]["uid"], cm["metadata"]["resourceVersion"]
+    other = "6c1c9a52-0000-4000-8000-000000000000"
+    code, _, st = raw(
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/cm",
+        {"preconditions": {"uid": other}},
+    )
+    assert code == 409 and st["reason"] == "Conflict"
+    assert st["message"] == (
+        f'Operation cannot be fulfilled on ConfigMap "cm": the UID in the precondition ({other})'
+        f" does not match the UID in record ({uid}). The object might have been deleted and"
+        " then recreated"
+    )
+    assert st["details"] == {"name": "cm", "kind": "ConfigMap"}
+    code, _, st = raw(
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/cm",
+        {"preconditions": {"resourceVersion": "1"}},
+    )
+    assert code == 409
+    assert st["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "cm": the ResourceVersion in the'
+        f" precondition (1) does not match the ResourceVersion in record ({rv}). The object"
+        " might have been modified"
+    )

@@ -70,6 +70,7 @@ from pycontroller.testing.apiserver.status import (
     invalid,
     namespace_not_found,
     not_found,
+    qualified_kind,
     qualified_resource,
     success_status,
     unknown_error,
@@ -451,6 +452,18 @@ def _uid_precondition_failed(
         f"StorageError: invalid object, Code: 4, Key: {etcd_key(rt, ns, name)}, "
         f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
         f"{wanted}, UID in object meta: {actual}",
+    )
+
+
+def _delete_precondition_failed(rt: ResourceType, name: str, why: str) -> StatusError:
+    """``rest.BeforeDelete``'s precondition check: ``NewConflict`` with the
+    object's group and *kind* as its GroupResource (``Operation cannot be
+    fulfilled on Deployment.apps "x": ...``, ``details.kind`` the kind)."""
+    return StatusError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified_kind(rt)} "{name}": {why}',
+        {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.kind},
     )
 
 
@@ -1049,6 +1062,23 @@ class REST:
                 bmeta = body.get("metadata")
                 if isinstance(bmeta, dict) and isinstance(bmeta.get("annotations"), dict):
                     _meta(new)["annotations"] = copy.deepcopy(bmeta["annotations"])
+            elif (rt.group, rt.plural) == ("", "pods"):
+                # podStatusStrategy.PrepareForUpdate resets only spec,
+                # deletionTimestamp and ownerReferences: labels, annotations and
+                # finalizers written through pods/status are kept; status.qosClass
+                # is immutable and backfilled when a status write drops it.
+                bmeta = body.get("metadata")
+                if isinstance(bmeta, dict):
+                    meta = _meta(new)
+                    for k in ("labels", "annotations", "finalizers"):
+                        if k in bmeta:
+                            meta[k] = copy.deepcopy(bmeta[k])
+                        else:
+                            meta.pop(k, None)
+                qos = (old.get("status") or {}).get("qosClass")
+                status = new.setdefault("status", {})
+                if qos and isinstance(status, dict) and not status.get("qosClass"):
+                    status["qosClass"] = qos
             return new
         new = copy.deepcopy(body)
         new["kind"] = rt.kind
@@ -1512,21 +1542,22 @@ class REST:
             meta = _meta(old)
             pre = preconditions or {}
             if pre.get("uid") and pre["uid"] != meta.get("uid"):
-                raise conflict(
+                raise _delete_precondition_failed(
                     rt,
                     name,
-                    f"Precondition failed: UID in precondition: {pre['uid']}, "
-                    f"UID in object meta: {meta.get('uid')}",
+                    f"the UID in the precondition ({pre['uid']}) does not match the UID in "
+                    f"record ({meta.get('uid') or ''}). The object might have been deleted "
+                    "and then recreated",
                 )
             if pre.get("resourceVersion") and str(pre["resourceVersion"]) != meta.get(
                 "resourceVersion"
             ):
-                raise conflict(
+                raise _delete_precondition_failed(
                     rt,
                     name,
-                    f"Precondition failed: ResourceVersion in precondition: "
-                    f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                    f"{meta.get('resourceVersion')}",
+                    f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does "
+                    f"not match the ResourceVersion in record ({meta.get('resourceVersion')}). "
+                    "The object might have been modified",
                 )
             if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
                 raise forbidden(rt, name, "this namespace may not be deleted")
