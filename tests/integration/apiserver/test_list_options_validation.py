@@ -132,3 +132,29 @@ def test_expired_continue_token_carries_one_that_restarts(raw: Raw, apiserver: A
     assert page2["metadata"]["resourceVersion"] == current
     code, _, page3 = raw("GET", f"{CM}?limit=2&continue={quote(page2['metadata']['continue'])}")
     assert [i["metadata"]["name"] for i in page3["items"]] == ["cm4", "cm9"]
+
+
+def test_a_paged_list_at_a_resource_version_is_an_exact_read(
+    raw: Raw, apiserver: APIServer
+) -> None:
+    # resourceVersion=N with a limit and no resourceVersionMatch: the cacher
+    # delegates it to etcd, whose resolveGetListRev reads exactly at N (the
+    # legacy exact match), 410 once N is compacted; without a limit it is
+    # "not older than" N (the current state here).
+    _, _, a = raw("POST", CM, {"metadata": {"name": "exact-a"}})
+    rv = a["metadata"]["resourceVersion"]
+    raw("POST", CM, {"metadata": {"name": "exact-b"}})
+
+    def names(lst: dict[str, Any]) -> list[str]:
+        return [
+            i["metadata"]["name"] for i in lst["items"] if i["metadata"]["name"][:6] == "exact-"
+        ]
+
+    code, _, lst = raw("GET", f"{CM}?resourceVersion={rv}&limit=100")
+    assert code == 200 and names(lst) == ["exact-a"]
+    assert lst["metadata"]["resourceVersion"] == rv
+    code, _, lst = raw("GET", f"{CM}?resourceVersion={rv}")
+    assert names(lst) == ["exact-a", "exact-b"]
+    apiserver.compact()
+    code, _, st = raw("GET", f"{CM}?resourceVersion={rv}&limit=100")
+    assert code == 410 and st["reason"] == "Expired"

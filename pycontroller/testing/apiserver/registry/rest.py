@@ -791,7 +791,15 @@ class REST:
             else:
                 # ListOptions were validated by the handler (listoptions.py).
                 requested = parse_resource_version(resource_version)
-                if resource_version_match == "Exact":
+                # etcd3 resolveGetListRev: a paged list at a resourceVersion
+                # other than "0" with no resourceVersionMatch is the legacy
+                # exact read (the cacher delegates it to etcd: shouldDelegateList).
+                legacy_exact = (
+                    not resource_version_match
+                    and limit > 0
+                    and resource_version not in (None, "", "0")
+                )
+                if resource_version_match == "Exact" or legacy_exact:
                     rv = requested
                     items = self.storage.snapshot(rk, ns, rv)
                 else:
