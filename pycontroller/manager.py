@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import prometheus_client
 
 from pycontroller._gc import tuned_gc
+from pycontroller._metrics import register
 from pycontroller.cache import SharedInformerFactory
 from pycontroller.client import (
     DEFAULT_BURST,
@@ -561,8 +562,23 @@ class Manager:
             event_recorder=self.recorder(self.name or lease),
         )
         self._leading_ok = True
+        # client-go's leader-election metric (controller-runtime registers it):
+        # 1 while leading, 0 once leading stopped; no sample before a first lead.
+        master_status = register(
+            prometheus_client.Gauge,
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease. "
+            "Please make sure to group by name.",
+            ["name"],
+            registry=self.registry,
+        ).labels(lease)
+
+        led = threading.Event()
 
         def started_leading(stop_leading: threading.Event) -> None:
+            led.set()
+            master_status.set(1)
             logger.info("became leader lease=%s/%s identity=%s", namespace, lease, identity)
             leader_stop = threading.Event()  # the manager stopping, or leadership lost
             group.start(runnables, leader_stop)
@@ -575,6 +591,8 @@ class Manager:
                 self._leading_ok = False
 
         def stopped_leading() -> None:
+            if led.is_set():
+                master_status.set(0)
             if not elector_stop.is_set():
                 logger.error("lost leadership lease=%s/%s identity=%s", namespace, lease, identity)
                 lost.set()

@@ -363,6 +363,9 @@ def test_healthz_serves_the_leader_election_check(apiserver: APIServer) -> None:
         wait_for(lambda: mgr.elector is not None and mgr.elector.is_leader(), what="leader")
         status, body = http_get(f"{server.url}/healthz?verbose")
         assert status == 200 and "leader-election" in body, body
+        # client-go's leader-election metric, as controller-runtime exposes it
+        sample = 'leader_election_master_status{name="mgr-it-healthz"} 1.0'
+        assert sample in http_get(f"{server.url}/metrics")[1]
 
 
 def test_a_hanging_event_write_does_not_stretch_shutdown(apiserver: APIServer) -> None:
