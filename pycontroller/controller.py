@@ -372,7 +372,7 @@ class Controller:
                 with self._workers_cond:
                     if self._stopping:
                         return
-                key, shutdown = self.queue.get()
+                key, priority, shutdown = self._get()
                 if shutdown:
                     return
                 with self._workers_cond:
@@ -386,7 +386,7 @@ class Controller:
                     self.queue.done(key)
                     return
                 try:
-                    self._process(key)
+                    self._process(key, priority)
                 finally:
                     with self._workers_cond:
                         self._in_flight.pop(me, None)
@@ -397,27 +397,50 @@ class Controller:
 
     def process_next_work_item(self) -> bool:
         """Take one key, sync it, apply the retry policy. False once the queue is shut down."""
-        key, shutdown = self.queue.get()
+        key, priority, shutdown = self._get()
         if shutdown:
             return False
-        self._process(key)
+        self._process(key, priority)
         return True
 
-    def _process(self, key: Any) -> None:
+    def _get(self) -> tuple[Any, int, bool]:
+        """The next key and its priority (0 on a queue without priorities)."""
+        get_with_priority = getattr(self.queue, "get_with_priority", None)
+        if get_with_priority is not None:
+            item, priority, shutdown = get_with_priority()
+            return item, priority, shutdown
+        item, shutdown = self.queue.get()
+        return item, 0, shutdown
+
+    def _requeue(
+        self, key: Any, priority: int, *, after: float = 0.0, rate_limited: bool = False
+    ) -> None:
+        """Add ``key`` back; on a priority queue at the priority it was handed
+        out with (controller-runtime's ``AddWithOpts(..., Priority: priority)``),
+        so a retried initial-list key does not jump ahead of real changes."""
+        add_with_opts = getattr(self.queue, "add_with_opts", None)
+        if add_with_opts is not None:
+            add_with_opts(key, after=after, rate_limited=rate_limited, priority=priority)
+        elif rate_limited:
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.add_after(key, after)
+
+    def _process(self, key: Any, priority: int = 0) -> None:
         self._active_workers.inc()
         try:
-            self._reconcile_handler(key)
+            self._reconcile_handler(key, priority)
         finally:
             self._active_workers.dec()
             self.queue.done(key)
 
-    def _reconcile_handler(self, key: Any) -> None:
+    def _reconcile_handler(self, key: Any, priority: int = 0) -> None:
         ryw = self.read_your_writes
         if ryw is not None:
             # The cache has not observed this key's last writes: requeue, never block.
             delay = ryw.defer(key)
             if delay is not None:
-                self.queue.add_after(key, delay)
+                self._requeue(key, priority, after=delay)
                 return
         start = self._clock.now()
         try:
@@ -444,7 +467,7 @@ class Controller:
                 requeues + 1,
                 exc_info=True,
             )
-            self.queue.add_rate_limited(key)
+            self._requeue(key, priority, rate_limited=True)
             return
         self._reconcile_time.observe(max(self._clock.now() - start, 0.0))
         if result is None:
@@ -460,13 +483,13 @@ class Controller:
             result = Result()
         if result.requeue_after > 0:
             self.queue.forget(key)
-            self.queue.add_after(key, result.requeue_after)
+            self._requeue(key, priority, after=result.requeue_after)
             self._reconcile_total["requeue_after"].inc()
             logger.debug(
                 "Controller %s: key %r requeued after %ss", self.name, key, result.requeue_after
             )
         elif result.requeue:
-            self.queue.add_rate_limited(key)
+            self._requeue(key, priority, rate_limited=True)
             self._reconcile_total["requeue"].inc()
             logger.debug("Controller %s: key %r requeued (rate limited)", self.name, key)
         else:

@@ -613,3 +613,28 @@ def test_single_has_synced_callable_accepted(clock: FakeClock) -> None:
     stop.set()
     t.join(10)
     assert not t.is_alive()
+
+
+def test_a_retried_key_keeps_the_priority_it_was_handed_out_with() -> None:
+    # controller-runtime requeues with AddWithOpts(Priority: priority): an
+    # initial-list key that fails goes back at low priority, behind the same
+    # priority's queue, not ahead of it.
+    from pycontroller.workqueue import LOW_PRIORITY, PriorityQueue
+
+    queue = PriorityQueue(rate_limiter=ItemExponentialFailureRateLimiter(0.0, 0.0))
+    queue.add_with_opts("a", priority=LOW_PRIORITY)
+    queue.add_with_opts("b", priority=LOW_PRIORITY)
+    synced: list[str] = []
+
+    def sync(key: str) -> Result | None:
+        synced.append(key)
+        if key == "a" and synced.count("a") == 1:
+            raise RuntimeError("first attempt fails")
+        if key == "b":
+            return Result(requeue=True) if synced.count("b") == 1 else None
+        return None
+
+    c = Controller("priority-retry", queue, sync)
+    for _ in range(4):
+        assert c.process_next_work_item()
+    assert synced == ["a", "b", "a", "b"]
