@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,8 @@ from pycontroller.testing.apiserver.gofmt import quote
 from pycontroller.testing.apiserver.schema import definitions as defs_mod
 from pycontroller.testing.apiserver.schema.structural import _go_float
 from pycontroller.testing.apiserver.status import StatusError, bad_request
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "APPLY",
@@ -110,10 +113,12 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     try:
         result = jsonpatch.JsonPatch(ops).apply(target, in_place=False)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as err:
+        # kube's applyJSPatch: NewGenericServerResponse(422, ...) with the patch
+        # library's text as the server message, which it drops: the answer is
+        # the generic sentence with empty details (logged here for debugging).
+        logger.info("JSON patch failed: %s", err)
         raise StatusError(
-            422,
-            "Invalid",
-            f"the server rejected our request due to an error " f"in our request: {err}",
+            422, "Invalid", "the server rejected our request due to an error in our request", {}
         ) from err
     except (TypeError, KeyError, ValueError, IndexError) as err:
         raise bad_request(f"invalid json patch: {err}") from err
