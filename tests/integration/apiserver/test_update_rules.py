@@ -357,3 +357,43 @@ def test_delete_precondition_conflicts_name_the_kind(raw: Raw) -> None:
         f" precondition (1) does not match the ResourceVersion in record ({rv}). The object"
         " might have been modified"
     )
+
+
+def test_recreate_with_rolling_update_parameters_is_forbidden(raw: Raw) -> None:
+    # ValidateDeploymentStrategy. The classic trap: a merge patch switching a
+    # defaulted RollingUpdate Deployment to Recreate without nulling
+    # rollingUpdate (kubectl apply sends $retainKeys for it).
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    labels = {"app": "recreate"}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "recreate"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    code, _, created = raw("POST", deployments, body)
+    assert code == 201 and created["spec"]["strategy"]["type"] == "RollingUpdate"
+    code, _, st = raw(
+        "PATCH", f"{deployments}/recreate", {"spec": {"strategy": {"type": "Recreate"}}}, MERGE
+    )
+    assert code == 422 and st["reason"] == "Invalid"
+    assert st["message"] == (
+        'Deployment.apps "recreate" is invalid: spec.strategy.rollingUpdate: Forbidden: may not'
+        " be specified when strategy `type` is 'Recreate'"
+    )
+    assert st["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: may not be specified when strategy `type` is 'Recreate'",
+            "field": "spec.strategy.rollingUpdate",
+        }
+    ]
+    patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
+    code, _, out = raw("PATCH", f"{deployments}/recreate", patch, MERGE)
+    assert code == 200 and out["spec"]["strategy"] == {"type": "Recreate"}

@@ -331,6 +331,21 @@ def validate(
                 old_sel = (old.get("spec") or {}).get("selector")
                 if old_sel is not None and old_sel != selector:
                     causes.append(_cause("spec.selector", "Invalid value: field is immutable"))
+        strategy = spec.get("strategy")
+        if (
+            isinstance(strategy, dict)
+            and strategy.get("type") == "Recreate"
+            and strategy.get("rollingUpdate") is not None
+        ):
+            # ValidateDeploymentStrategy: what a merge patch from RollingUpdate
+            # to Recreate that does not null rollingUpdate runs into.
+            causes.append(
+                _cause(
+                    "spec.strategy.rollingUpdate",
+                    "Forbidden: may not be specified when strategy `type` is 'Recreate'",
+                    "FieldValueForbidden",
+                )
+            )
     elif key == ("", "ConfigMap"):
         size = _bytes_size(obj.get("data"), binary=False) + _bytes_size(
             obj.get("binaryData"), binary=True
