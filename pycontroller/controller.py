@@ -404,13 +404,12 @@ class Controller:
         return True
 
     def _get(self) -> tuple[Any, int, bool]:
-        """The next key and its priority (0 on a queue without priorities)."""
-        get_with_priority = getattr(self.queue, "get_with_priority", None)
-        if get_with_priority is not None:
-            item, priority, shutdown = get_with_priority()
-            return item, priority, shutdown
+        """The next key (``queue.get``) and the priority it was handed out at
+        (0 on a queue without priorities)."""
         item, shutdown = self.queue.get()
-        return item, 0, shutdown
+        priority_of = getattr(self.queue, "handed_out_priority", None)
+        priority = priority_of(item) if priority_of is not None and not shutdown else None
+        return item, priority or 0, shutdown
 
     def _requeue(
         self, key: Any, priority: int, *, after: float = 0.0, rate_limited: bool = False

@@ -40,7 +40,8 @@ the largest cost of ``add`` with a large backlog.
   ready entry of an item being processed is parked: in neither);
 - ``_ready``: a heap of ``(-priority, order, item)`` for queued entries;
 - ``_waiting``: a heap of ``(ready_at, seq, item)`` for waiting entries;
-- ``_processing``: items handed out and not yet ``done``.
+- ``_processing``: items handed out and not yet ``done``, with the priority
+  they were handed out at.
 
 Heaps are never searched: a change pushes a new tuple and leaves the old one
 behind, and a popped tuple that no longer matches the dicts is stale and
@@ -141,7 +142,7 @@ class PriorityQueue:
         self._order: dict[Any, int] = {}
         self._ready: list[tuple[int, int, Any]] = []
         self._waiting: list[tuple[float, int, Any]] = []
-        self._processing: set[Any] = set()
+        self._processing: dict[Any, int] = {}
         self._next_order = itertools.count()
         self._seq = itertools.count()
         # Threads blocked on _cond (getters and drainers): notify only if any.
@@ -357,12 +358,19 @@ class PriorityQueue:
                     break  # live (a stale tuple has an old position or priority)
             del order[item]
             priority = priorities.pop(item)
-            self._processing.add(item)
+            self._processing[item] = priority
             if self._metrics is not None:
                 self._metrics.get(item)
             if self._depth is not None:
                 self._depth.dec(priority)
             return item, priority, False
+
+    def handed_out_priority(self, item: Any) -> int | None:
+        """The priority ``item`` was handed out at, while it is being processed
+        (``None`` otherwise): the Controller requeues a key at it, as
+        controller-runtime's ``AddWithOpts(..., Priority: priority)``."""
+        with self._lock:
+            return self._processing.get(item)
 
     def done(self, item: Any) -> None:
         """Mark ``item`` as processed; queue it if it became ready meanwhile.
@@ -376,7 +384,7 @@ class PriorityQueue:
             if item not in processing:
                 logger.debug("Queue %r: done(%r) for an item that is not processing", self, item)
                 return
-            processing.remove(item)
+            del processing[item]
             if self._metrics is not None:
                 self._metrics.done(item)
             priority = self._priority.get(item)

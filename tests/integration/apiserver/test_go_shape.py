@@ -75,6 +75,9 @@ def test_pod_status_write_gets_go_zero_values_and_the_writer_owns_them(server: A
                 "restartCount": 0,
             }
         ],
+        # immutable, set at creation: podStatusStrategy backfills it when a
+        # status write drops it
+        "qosClass": "BestEffort",
     }
     # Decoding precedes the field manager: the status writer owns the nulls.
     entry = out["metadata"]["managedFields"][-1]
