@@ -525,6 +525,23 @@ class Reflector:
         result: _T = call.wait(stop)
         return result
 
+    def _open_watch(
+        self, stop: threading.Event, rv: str, **options: Any
+    ) -> Iterator[dict[str, Any]]:
+        """Open a watch at ``rv`` with bookmarks (plus ``options``: a streamed
+        list's), given up when ``stop`` is set (a late stream is closed)."""
+        return self._call(
+            stop,
+            partial(
+                self.lister_watcher.watch,
+                resource_version=rv,
+                timeout_seconds=self._watch_timeout(),
+                allow_bookmarks=True,
+                **options,
+            ),
+            self._close_quietly,
+        )
+
     # ------------------------------------------------------------------ run loop
 
     def run(self, stop: threading.Event) -> None:
@@ -741,17 +758,8 @@ class Reflector:
             rv = self._rewatch_resource_version()
             start = self._clock.now()
             try:
-                watch = self._call(
-                    stop,
-                    partial(
-                        self.lister_watcher.watch,
-                        resource_version=rv,
-                        timeout_seconds=self._watch_timeout(),
-                        allow_bookmarks=True,
-                        send_initial_events=True,
-                        resource_version_match="NotOlderThan",
-                    ),
-                    self._close_quietly,
+                watch = self._open_watch(
+                    stop, rv, send_initial_events=True, resource_version_match="NotOlderThan"
                 )
             except _StopRequested:
                 raise
@@ -1037,16 +1045,7 @@ class Reflector:
                 if first is not None:
                     watch, first = first, None
                 else:
-                    watch = self._call(
-                        stop,
-                        partial(
-                            self.lister_watcher.watch,
-                            resource_version=rv,
-                            timeout_seconds=self._watch_timeout(),
-                            allow_bookmarks=True,
-                        ),
-                        self._close_quietly,
-                    )
+                    watch = self._open_watch(stop, rv)
                     self._m_watches.inc()
             except Exception as open_err:
                 if stop.is_set():

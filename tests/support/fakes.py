@@ -80,3 +80,34 @@ class SleepRecorder:
     def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
         self.sleeps.append(seconds)
         return False
+
+
+class RecordingStore:
+    """A reflector's store that records each call (name only) for assertions."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.lock = threading.Lock()
+
+    def add(self, o: Any) -> None:
+        with self.lock:
+            self.calls.append(("add", o["metadata"]["name"]))
+
+    def update(self, o: Any) -> None:
+        with self.lock:
+            self.calls.append(("update", o["metadata"]["name"]))
+
+    def delete(self, o: Any) -> None:
+        with self.lock:
+            self.calls.append(("delete", o["metadata"]["name"]))
+
+    def replace(self, items: list[Any], rv: str) -> None:
+        with self.lock:
+            self.calls.append(("replace", sorted(i["metadata"]["name"] for i in items), rv))
+
+    def resync(self) -> None:
+        pass
+
+    def snapshot(self) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return list(self.calls)

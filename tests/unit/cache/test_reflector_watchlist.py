@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from support.fakes import FakeWatch, ev, obj, page
+from support.fakes import FakeWatch, RecordingStore, ev, obj, page
 
 from pycontroller.cache import Reflector
 from pycontroller.errors import ApiError
@@ -56,33 +56,7 @@ class LW:
         return result  # type: ignore[no-any-return]
 
 
-class Store:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-        self.lock = threading.Lock()
-
-    def add(self, o: Any) -> None:
-        with self.lock:
-            self.calls.append(("add", o["metadata"]["name"]))
-
-    def update(self, o: Any) -> None:
-        with self.lock:
-            self.calls.append(("update", o["metadata"]["name"]))
-
-    def delete(self, o: Any) -> None:
-        with self.lock:
-            self.calls.append(("delete", o["metadata"]["name"]))
-
-    def replace(self, items: list[Any], rv: str) -> None:
-        with self.lock:
-            self.calls.append(("replace", sorted(i["metadata"]["name"] for i in items), rv))
-
-    def resync(self) -> None:
-        pass
-
-    def snapshot(self) -> list[tuple[Any, ...]]:
-        with self.lock:
-            return list(self.calls)
+Store = RecordingStore
 
 
 def start(r: Reflector) -> tuple[threading.Event, threading.Thread]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.fakes import FakeWatch, ev, obj, page
+from support.fakes import FakeWatch, RecordingStore, ev, obj, page
 
 from pycontroller.cache import Reflector
 from pycontroller.clock import FakeClock
@@ -66,33 +66,7 @@ class LW:
             return [bool(c.get("send_initial_events")) for c in self.watch_calls]
 
 
-class Store:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-        self.lock = threading.Lock()
-
-    def add(self, o: Any) -> None:
-        with self.lock:
-            self.calls.append(("add", o["metadata"]["name"]))
-
-    def update(self, o: Any) -> None:
-        with self.lock:
-            self.calls.append(("update", o["metadata"]["name"]))
-
-    def delete(self, o: Any) -> None:
-        with self.lock:
-            self.calls.append(("delete", o["metadata"]["name"]))
-
-    def replace(self, items: list[Any], rv: str) -> None:
-        with self.lock:
-            self.calls.append(("replace", sorted(i["metadata"]["name"] for i in items), rv))
-
-    def resync(self) -> None:
-        pass
-
-    def snapshot(self) -> list[tuple[Any, ...]]:
-        with self.lock:
-            return list(self.calls)
+Store = RecordingStore
 
 
 def step_until(clock: FakeClock, cond: Callable[[], bool], step: float = 1.0) -> None:
