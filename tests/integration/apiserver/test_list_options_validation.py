@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -158,3 +160,34 @@ def test_a_paged_list_at_a_resource_version_is_an_exact_read(
     apiserver.compact()
     code, _, st = raw("GET", f"{CM}?resourceVersion={rv}&limit=100")
     assert code == 410 and st["reason"] == "Expired"
+
+
+def test_a_list_not_older_than_a_future_resource_version(raw: Raw, apiserver: APIServer) -> None:
+    # The cacher waits up to 3 s for a resourceVersion it has not reached
+    # (waitUntilFreshAndBlock), then answers "Too large resource version"
+    # (504, retry after 1 s); a paged one is etcd's, answered at once.
+    current = apiserver.storage.resource_version
+    ahead = current + 1000
+    started = time.monotonic()
+    code, _, st = raw("GET", f"{CM}?resourceVersion={ahead}&resourceVersionMatch=NotOlderThan")
+    assert time.monotonic() - started >= 2.9
+    assert (code, st["reason"]) == (504, "Timeout")
+    assert st["message"].startswith(f"Timeout: Too large resource version: {ahead}, current: ")
+    assert st["details"] == {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    }
+    code, _, st = raw(
+        "GET", f"{CM}?resourceVersion={ahead}&resourceVersionMatch=NotOlderThan&limit=5"
+    )
+    assert code == 504 and "retryAfterSeconds" not in st["details"]
+
+    # Reached while waiting: answered.
+    wanted = apiserver.storage.resource_version + 1
+    writer = threading.Timer(0.5, lambda: raw("POST", CM, {"metadata": {"name": "fresh"}}))
+    writer.start()
+    try:
+        code, _, lst = raw("GET", f"{CM}?resourceVersion={wanted}")
+    finally:
+        writer.join()
+    assert code == 200 and int(lst["metadata"]["resourceVersion"]) >= wanted

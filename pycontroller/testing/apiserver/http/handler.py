@@ -511,6 +511,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if causes:
                     raise listoptions.invalid_list_options(causes)
                 chosen = self._negotiate(rt)
+                self._check_list_freshness(params, limit)
                 out = app.rest.list(
                     rt,
                     r.namespace,
@@ -917,6 +918,31 @@ class _Handler(BaseHTTPRequestHandler):
         write(b"%x\r\n" % len(buf))
         write(buf)
         write(b"\r\n")
+
+    def _check_list_freshness(self, params: dict[str, str], limit: int) -> None:
+        """A list "not older than" a resourceVersion the storage has not
+        reached: the cacher waits for it (``waitUntilFreshAndBlock``, 3 s),
+        then answers "Too large resource version" (504, retry after 1 s); a
+        paged one goes to etcd, which answers it at once
+        (``validateMinimumResourceVersion``). Exact reads are not checked here."""
+        if params.get("continue") or params.get("resourceVersionMatch") == "Exact":
+            return
+        requested = parse_resource_version(params.get("resourceVersion"))
+        if requested <= 0:
+            return
+        if limit > 0:
+            if params.get("resourceVersionMatch") != "NotOlderThan":
+                return  # the legacy exact read
+            current = self.server.app.storage.resource_version
+            if requested > current:
+                err = listoptions.too_large_resource_version(requested, current)
+                assert err.details is not None
+                del err.details["retryAfterSeconds"]  # etcd's: retry 0 (omitted)
+                raise err
+            return
+        too_large = self._wait_for_resource_version(requested)
+        if too_large is not None:
+            raise too_large
 
     def _wait_for_resource_version(self, requested: int) -> StatusError | None:
         """None once the storage has reached ``requested``; after
