@@ -182,6 +182,9 @@ def test_a_list_not_older_than_a_future_resource_version(raw: Raw, apiserver: AP
     )
     assert code == 504 and "retryAfterSeconds" not in st["details"]
 
+    code, _, st = raw("GET", f"{CM}/fresh-missing?resourceVersion={ahead}")
+    assert code == 504 and st["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
     # Reached while waiting: answered.
     wanted = apiserver.storage.resource_version + 1
     writer = threading.Timer(0.5, lambda: raw("POST", CM, {"metadata": {"name": "fresh"}}))

@@ -522,8 +522,13 @@ class _Handler(BaseHTTPRequestHandler):
                     continue_token=params.get("continue"),
                 )
             else:
-                parse_resource_version(params.get("resourceVersion"))
+                requested = parse_resource_version(params.get("resourceVersion"))
                 chosen = self._negotiate(rt)
+                if requested > 0:
+                    # Cacher.Get: WaitUntilFreshAndGet, as a list not older than it.
+                    too_large = self._wait_for_resource_version(requested)
+                    if too_large is not None:
+                        raise too_large
                 out = app.rest.get(rt, r.namespace or "", r.name)
             return self._reply(200, rt, out, chosen)
         opts = self._write_options(params)
