@@ -525,6 +525,26 @@ class Reflector:
         result: _T = call.wait(stop)
         return result
 
+    def _list_page(
+        self,
+        stop: threading.Event,
+        rv: str | None,
+        limit: int | None,
+        token: str | None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """One LIST request (a page), given up when ``stop`` is set."""
+        return self._call(
+            stop,
+            partial(
+                self.lister_watcher.list,
+                resource_version=rv,
+                limit=limit,
+                continue_=token,
+                **options,
+            ),
+        )
+
     def _open_watch(
         self, stop: threading.Event, rv: str, **options: Any
     ) -> Iterator[dict[str, Any]]:
@@ -667,26 +687,8 @@ class Reflector:
             if stop.is_set():
                 raise _StopRequested()
             try:
-                if token is None:
-                    page = self._call(
-                        stop,
-                        partial(
-                            self.lister_watcher.list,
-                            resource_version=rv,
-                            limit=limit,
-                            continue_=None,
-                        ),
-                    )
-                else:
-                    page = self._call(
-                        stop,
-                        partial(
-                            self.lister_watcher.list,
-                            resource_version=None,
-                            limit=limit,
-                            continue_=token,
-                        ),
-                    )
+                # A continued page's resourceVersion is the token's.
+                page = self._list_page(stop, None if token else rv, limit, token)
             except ApiError as err:
                 if token is None or not _is_gone(err):
                     raise
@@ -696,12 +698,7 @@ class Reflector:
                     err,
                     rv,
                 )
-                page = self._call(
-                    stop,
-                    partial(
-                        self.lister_watcher.list, resource_version=rv, limit=None, continue_=None
-                    ),
-                )
+                page = self._list_page(stop, rv, None, None)
                 meta = page.get("metadata") or {}
                 items = self._transform_page(list(_page_items(page)))
                 return items, str(meta.get("resourceVersion") or "")
@@ -978,16 +975,7 @@ class Reflector:
             if stop.is_set():
                 raise _StopRequested()
             try:
-                page = self._call(
-                    stop,
-                    partial(
-                        self.lister_watcher.list,
-                        resource_version=rv,
-                        limit=None,
-                        continue_=None,
-                        resource_version_match="Exact",
-                    ),
-                )
+                page = self._list_page(stop, rv, None, None, resource_version_match="Exact")
                 break
             except _StopRequested:
                 raise
