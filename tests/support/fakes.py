@@ -111,3 +111,41 @@ class RecordingStore:
     def snapshot(self) -> list[tuple[Any, ...]]:
         with self.lock:
             return list(self.calls)
+
+
+class ScriptedListerWatcher:
+    """A ListerWatcher that answers from scripts: ``lists`` and ``watches``
+    are consumed in order (an exception in them is raised), then an empty
+    page and idle FakeWatches; every call's options are recorded."""
+
+    supports_watch_list = True
+
+    def __init__(self, watches: list[Any] | None = None, lists: list[Any] | None = None) -> None:
+        self.watches: list[Any] = watches if watches is not None else []
+        self.lists: list[Any] = lists if lists is not None else []
+        self.watch_calls: list[dict[str, Any]] = []
+        self.list_calls: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def list(self, **opts: Any) -> dict[str, Any]:
+        with self.lock:
+            self.list_calls.append(opts)
+            result = self.lists.pop(0) if self.lists else page([], 1)
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, dict)
+        return result
+
+    def watch(self, **opts: Any) -> FakeWatch:
+        with self.lock:
+            self.watch_calls.append(opts)
+            result = self.watches.pop(0) if self.watches else FakeWatch()
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, FakeWatch)
+        return result
+
+    def streamed(self) -> list[bool]:
+        """Per watch call: whether it asked for a streamed list."""
+        with self.lock:
+            return [bool(c.get("send_initial_events")) for c in self.watch_calls]

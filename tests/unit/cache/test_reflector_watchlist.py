@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from support.fakes import FakeWatch, RecordingStore, ev, obj, page
+from support.fakes import FakeWatch, RecordingStore, ScriptedListerWatcher, ev, obj, page
 
 from pycontroller.cache import Reflector
 from pycontroller.errors import ApiError
@@ -27,33 +27,7 @@ def status(code: int, reason: str) -> dict[str, Any]:
     }
 
 
-class LW:
-    """Scripted: ``watches`` are consumed in order (then idle FakeWatches)."""
-
-    supports_watch_list = True
-
-    def __init__(self) -> None:
-        self.lists: list[Any] = []
-        self.watches: list[Any] = []
-        self.list_calls: list[dict[str, Any]] = []
-        self.watch_calls: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-
-    def list(self, **opts: Any) -> dict[str, Any]:
-        with self.lock:
-            self.list_calls.append(opts)
-            result = self.lists.pop(0) if self.lists else page([], 1)
-        if isinstance(result, BaseException):
-            raise result
-        return result  # type: ignore[no-any-return]
-
-    def watch(self, **opts: Any) -> FakeWatch:
-        with self.lock:
-            self.watch_calls.append(opts)
-            result = self.watches.pop(0) if self.watches else FakeWatch()
-        if isinstance(result, BaseException):
-            raise result
-        return result  # type: ignore[no-any-return]
+LW = ScriptedListerWatcher
 
 
 Store = RecordingStore

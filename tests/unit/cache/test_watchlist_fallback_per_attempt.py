@@ -4,14 +4,13 @@ relist streams again (client-go never turns streaming lists off)."""
 
 from __future__ import annotations
 
-import builtins
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.fakes import FakeWatch, RecordingStore, ev, obj, page
+from support.fakes import FakeWatch, RecordingStore, ScriptedListerWatcher, ev, obj, page
 
 from pycontroller.cache import Reflector
 from pycontroller.clock import FakeClock
@@ -35,35 +34,7 @@ def gone() -> dict[str, Any]:
     }
 
 
-class LW:
-    supports_watch_list = True
-
-    def __init__(self, watches: list[Any], lists: list[Any]) -> None:
-        self.watches = watches
-        self.lists = lists
-        self.watch_calls: list[dict[str, Any]] = []
-        self.list_calls: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-
-    def list(self, **opts: Any) -> dict[str, Any]:
-        with self.lock:
-            self.list_calls.append(opts)
-            result = self.lists.pop(0) if self.lists else page([], 1)
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def watch(self, **opts: Any) -> FakeWatch:
-        with self.lock:
-            self.watch_calls.append(opts)
-            result = self.watches.pop(0) if self.watches else FakeWatch()
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def streamed(self) -> builtins.list[bool]:
-        with self.lock:
-            return [bool(c.get("send_initial_events")) for c in self.watch_calls]
+LW = ScriptedListerWatcher
 
 
 Store = RecordingStore
