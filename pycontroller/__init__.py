@@ -40,7 +40,7 @@ from pycontroller._gc import tune_gc
 from pycontroller.builder import Builder
 from pycontroller.client import ResourceClient
 from pycontroller.config import load_config
-from pycontroller.controller import Controller, Result
+from pycontroller.controller import Controller, Result, TerminalError
 from pycontroller.errors import (
     AlreadyExistsError,
     ApiError,
@@ -73,6 +73,7 @@ __all__ = [
     "Request",
     "ResourceClient",
     "Result",
+    "TerminalError",
     "TooManyRequestsError",
     "create_or_apply",
     "create_or_update",

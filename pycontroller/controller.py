@@ -38,6 +38,11 @@ retry policy:
   the key and the traceback), unless ``max_retries`` is set and the key has
   already been requeued that many times, in which case it is dropped with
   ``forget`` and an error log;
+- ``sync`` raised a ``TerminalError`` (or an exception whose ``__cause__``
+  chain holds one: ``raise X from TerminalError(...)``, Go's ``errors.Is``):
+  logged and counted as an error, and not requeued, as controller-runtime's
+  ``reconcile.TerminalError``; the key is synced again only when an event
+  adds it (its failure backoff is left as it was, not ``forget``-ed);
 - ``Result(requeue_after=s)`` with ``s > 0``: ``forget(key)`` then
   ``add_after(key, s)``;
 - ``Result(requeue=True)``: ``add_rate_limited(key)`` (backoff grows; the
@@ -57,6 +62,8 @@ Metrics (prometheus-client default registry, label ``controller``) use
 controller-runtime's names: ``controller_runtime_reconcile_total{controller,
 result}`` with result ``success``/``error``/``requeue``/``requeue_after``,
 ``controller_runtime_reconcile_errors_total``,
+``controller_runtime_terminal_reconcile_errors_total`` (the errors among them
+that were not requeued),
 ``controller_runtime_reconcile_time_seconds`` (histogram),
 ``controller_runtime_active_workers``,
 ``controller_runtime_max_concurrent_reconciles`` and
@@ -80,7 +87,7 @@ from pycontroller.consistency import ReadYourWrites
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Controller", "Result", "WorkQueue"]
+__all__ = ["Controller", "Result", "TerminalError", "WorkQueue"]
 
 # How often run() re-checks has_synced while waiting for caches (client-go polls every 100 ms).
 _CACHE_SYNC_POLL = 0.1
@@ -100,6 +107,33 @@ class Result:
 
     requeue: bool = False
     requeue_after: float = 0
+
+
+class TerminalError(Exception):
+    """An error retrying cannot fix: the controller logs and counts it, and does not requeue.
+
+    controller-runtime's ``reconcile.TerminalError``. Raise it from a sync or
+    reconcile function when the object itself must change before another
+    attempt can succeed (the key comes back with the next event that adds
+    it)::
+
+        raise TerminalError(f"spec.template: {reason}")
+        raise TerminalError("cannot parse spec") from err
+
+    It is found anywhere in the raised exception's ``__cause__`` chain, so
+    ``raise SomeError(...) from TerminalError(...)`` counts too.
+    """
+
+
+def _is_terminal(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, TerminalError):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__
+    return False
 
 
 class WorkQueue(Protocol):
@@ -147,6 +181,12 @@ RECONCILE_ERRORS: Counter = register(
     Counter,
     "controller_runtime_reconcile_errors_total",
     "Total number of reconciliation errors per controller",
+    ["controller"],
+)
+TERMINAL_RECONCILE_ERRORS: Counter = register(
+    Counter,
+    "controller_runtime_terminal_reconcile_errors_total",
+    "Total number of terminal reconciliation errors per controller",
     ["controller"],
 )
 RECONCILE_TIME: Histogram = register(
@@ -241,6 +281,7 @@ class Controller:
             for result in ("success", "error", "requeue", "requeue_after")
         }
         self._reconcile_errors = RECONCILE_ERRORS.labels(controller=name)
+        self._terminal_errors = TERMINAL_RECONCILE_ERRORS.labels(controller=name)
         self._reconcile_time = RECONCILE_TIME.labels(controller=name)
         self._active_workers = ACTIVE_WORKERS.labels(controller=name)
         self._max_concurrent = MAX_CONCURRENT_RECONCILES.labels(controller=name)
@@ -444,10 +485,19 @@ class Controller:
         start = self._clock.now()
         try:
             result = self._sync(key) if ryw is None else ryw.run(key, self._sync)
-        except Exception:  # the library's one catch-all: user code must never kill a worker
+        except Exception as exc:  # the library's one catch-all: user code must never kill a worker
             self._reconcile_time.observe(max(self._clock.now() - start, 0.0))
             self._reconcile_errors.inc()
             self._reconcile_total["error"].inc()
+            if _is_terminal(exc):
+                self._terminal_errors.inc()
+                logger.error(
+                    "Controller %s: terminal error syncing key %r, not requeuing",
+                    self.name,
+                    key,
+                    exc_info=True,
+                )
+                return
             requeues = self.queue.num_requeues(key)
             if self._max_retries is not None and requeues >= self._max_retries:
                 logger.error(

@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from pycontroller.clock import FakeClock
-from pycontroller.controller import Controller, Result
+from pycontroller.controller import Controller, Result, TerminalError
 from pycontroller.testing import wait_for
 from pycontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
 
@@ -149,6 +149,76 @@ def test_max_retries_zero_never_retries(queue: RateLimitingQueue) -> None:
     assert c.process_next_work_item()
     assert queue.num_requeues("k") == 0
     assert queue._num_waiting() == 0
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        lambda: TerminalError("spec.port: must be a number"),
+        # Wrapped, as Go's fmt.Errorf("...: %w", reconcile.TerminalError(err)).
+        lambda: _chained(ValueError("sync failed"), TerminalError("spec.port: must be a number")),
+    ],
+    ids=["direct", "in-cause-chain"],
+)
+def test_terminal_error_is_counted_and_not_requeued(
+    queue: RateLimitingQueue,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    raised: object,
+) -> None:
+    name = unique_name("terminal")
+    calls: list[str] = []
+
+    def sync(key: str) -> Result | None:
+        calls.append(key)
+        raise raised()  # type: ignore[operator]
+
+    c = Controller(name, queue, sync)
+    caplog.set_level(logging.ERROR, logger="pycontroller.controller")
+    queue.add("ns/a")
+    queue.add("ns/b")
+    assert c.process_next_work_item() and c.process_next_work_item()
+    assert calls == ["ns/a", "ns/b"]
+    clock.step(1000)  # far past any backoff: nothing comes back by itself
+    time.sleep(0.05)
+    assert len(queue) == 0
+    assert queue.num_requeues("ns/a") == 0  # never went through the rate limiter
+    assert sample("controller_runtime_terminal_reconcile_errors_total", controller=name) == 2
+    assert sample("controller_runtime_reconcile_errors_total", controller=name) == 2
+    assert sample("controller_runtime_reconcile_total", controller=name, result="error") == 2
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(logged) == 2 and all("terminal" in m and name in m for m in logged)
+    # A later event brings the key back, and a sync that succeeds is a success.
+    calls.clear()
+    c2 = Controller(name, queue, Failing(0))
+    queue.add("ns/a")
+    assert c2.process_next_work_item()
+    assert sample("controller_runtime_reconcile_total", controller=name, result="success") == 1
+
+
+def _chained(outer: Exception, cause: Exception) -> Exception:
+    outer.__cause__ = cause
+    return outer
+
+
+def test_an_error_with_a_terminal_error_only_as_context_is_retried(
+    queue: RateLimitingQueue,
+) -> None:
+    """Only ``raise ... from`` (``__cause__``) wraps; an exception raised while
+    handling a TerminalError (implicit ``__context__``) is an ordinary error."""
+    name = unique_name("terminal-context")
+
+    def sync(key: str) -> Result | None:
+        try:
+            raise TerminalError("bad spec")
+        except TerminalError:
+            raise RuntimeError("cleanup failed")  # noqa: B904
+
+    c = Controller(name, queue, sync)
+    queue.add("ns/a")
+    assert c.process_next_work_item()
+    assert queue.num_requeues("ns/a") == 1
+    assert sample("controller_runtime_terminal_reconcile_errors_total", controller=name) == 0
 
 
 def test_requeue_after_forgets_and_adds_after(queue: RateLimitingQueue, clock: FakeClock) -> None:

@@ -26,6 +26,7 @@ TOP_LEVEL = [
     "Request",
     "ResourceClient",
     "Result",
+    "TerminalError",
     "TooManyRequestsError",
     "create_or_apply",
     "create_or_update",
