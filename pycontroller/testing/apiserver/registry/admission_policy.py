@@ -68,7 +68,7 @@ from pycontroller.testing.apiserver.status import (
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.registry.rest import REST
 
-__all__ = ["REQUEST_USER", "admit"]
+__all__ = ["REQUEST_USER", "Attributes", "admission_request", "admit", "matches"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ _OPTIONS_KIND = {
 }
 
 
-class _Attributes:
+class Attributes:
     """kube's ``admission.Attributes`` for one request."""
 
     def __init__(
@@ -176,7 +176,7 @@ def admit(
         if paths is not None:
             obj = scale_mod.to_scale(rt, obj, paths) if obj is not None else None
             old = scale_mod.to_scale(rt, old, paths) if old is not None else None
-    attr = _Attributes(rt, operation, obj, old, subresource, dry_run, name, namespace)
+    attr = Attributes(rt, operation, obj, old, subresource, dry_run, name, namespace)
     by_policy: dict[str, list[dict[str, Any]]] = {}
     for b in bindings:
         pname = (b.get("spec") or {}).get("policyName")
@@ -199,7 +199,7 @@ def _exact_or_wildcard(items: Any, requested: str) -> bool:
     return isinstance(items, list) and any(i == "*" or i == requested for i in items)
 
 
-def _rule_matches(rule: dict[str, Any], attr: _Attributes, resource: tuple[str, str, str]) -> bool:
+def _rule_matches(rule: dict[str, Any], attr: Attributes, resource: tuple[str, str, str]) -> bool:
     """``rules.Matcher.Matches``: scope, operation, group, version, resource."""
     scope = rule.get("scope") or "*"
     is_ns_object = resource == ("", "v1", "namespaces")
@@ -227,7 +227,7 @@ def _rule_matches(rule: dict[str, Any], attr: _Attributes, resource: tuple[str, 
     return False
 
 
-def _named_rule_matches(rule: Any, attr: _Attributes, resource: tuple[str, str, str]) -> bool:
+def _named_rule_matches(rule: Any, attr: Attributes, resource: tuple[str, str, str]) -> bool:
     if not isinstance(rule, dict) or not _rule_matches(rule, attr, resource):
         return False
     names = rule.get("resourceNames") or []
@@ -235,7 +235,7 @@ def _named_rule_matches(rule: Any, attr: _Attributes, resource: tuple[str, str, 
 
 
 def _rules_match(
-    rest: REST, rules: Any, match_policy: Any, attr: _Attributes
+    rest: REST, rules: Any, match_policy: Any, attr: Attributes
 ) -> tuple[bool, tuple[str, str, str]]:
     """``matchesResourceRules``: the rules against the request's resource,
     then (matchPolicy Equivalent, the API default) against the other served
@@ -271,8 +271,8 @@ def _selector(value: Any) -> Any:
         return None
 
 
-def _matches(
-    rest: REST, constraints: dict[str, Any], attr: _Attributes
+def matches(
+    rest: REST, constraints: dict[str, Any], attr: Attributes
 ) -> tuple[bool, tuple[str, str, str]]:
     """``matching.Matcher.Matches`` for a policy's matchConstraints or a
     binding's matchResources (absent selectors select everything)."""
@@ -429,7 +429,9 @@ class _LazyVariables(dict[str, Any]):
         return value
 
 
-def _request(attr: _Attributes, matched: tuple[str, str, str], dry_run: bool) -> dict[str, Any]:
+def admission_request(
+    attr: Attributes, matched: tuple[str, str, str], dry_run: bool
+) -> dict[str, Any]:
     """``CreateAdmissionRequest`` as unstructured JSON (``omitempty`` fields absent)."""
     kind = attr.kind
     if matched != attr.resource and attr.subresource != "scale":
@@ -463,7 +465,7 @@ def _request(attr: _Attributes, matched: tuple[str, str, str], dry_run: bool) ->
     return req
 
 
-def _namespace_object(rest: REST, attr: _Attributes) -> dict[str, Any] | None:
+def _namespace_object(rest: REST, attr: Attributes) -> dict[str, Any] | None:
     """``CreateNamespaceObject``: the request's Namespace, metadata trimmed."""
     if not attr.namespace or attr.kind == ("", "v1", "Namespace"):
         return None
@@ -493,7 +495,7 @@ def _namespace_object(rest: REST, attr: _Attributes) -> dict[str, Any] | None:
 
 def _dispatch(
     rest: REST,
-    attr: _Attributes,
+    attr: Attributes,
     policy: dict[str, Any],
     pname: str,
     bindings: list[dict[str, Any]],
@@ -506,8 +508,8 @@ def _dispatch(
     constraints = spec.get("matchConstraints")
     if not isinstance(constraints, dict):
         return  # "policy contained no match constraints": never matches
-    matches, matched = _matches(rest, constraints, attr)
-    if not matches:
+    matched_ok, matched = matches(rest, constraints, attr)
+    if not matched_ok:
         return
     param_rt: ResourceType | None = None
     param_kind = spec.get("paramKind")
@@ -518,7 +520,7 @@ def _dispatch(
             if fail:
                 denied.append(_Denied(pname, None, f"failed to configure policy: {err}", ""))
             return
-    request = _request(attr, matched, attr.dry_run)
+    request = admission_request(attr, matched, attr.dry_run)
     ns_object = _namespace_object(rest, attr)
     obj = attr.object
     old = attr.old_object
@@ -531,7 +533,7 @@ def _dispatch(
         bname = str((binding.get("metadata") or {}).get("name") or "")
         bspec = binding.get("spec") or {}
         resources = bspec.get("matchResources")
-        if isinstance(resources, dict) and not _matches(rest, resources, attr)[0]:
+        if isinstance(resources, dict) and not matches(rest, resources, attr)[0]:
             continue
         try:
             params = _collect_params(rest, param_rt, bspec.get("paramRef"), attr.namespace)
@@ -655,7 +657,7 @@ def _message(v: dict[str, Any], env: dict[str, Any], where: str) -> str:
     return message
 
 
-def _deny_error(attr: _Attributes, d: _Denied) -> StatusError:
+def _deny_error(attr: Attributes, d: _Denied) -> StatusError:
     """``admission.NewForbidden`` re-coded by the dispatcher: the message names
     the resource and object, the reason and code come from the validation."""
     if d.binding is not None:

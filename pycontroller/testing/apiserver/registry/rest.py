@@ -20,18 +20,23 @@ import base64
 import binascii
 import copy
 import datetime
+import functools
 import logging
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from pycontroller import _json
 from pycontroller._time import format_rfc3339
 from pycontroller.meta import add_finalizer
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
-from pycontroller.testing.apiserver.registry import admission_policy, conversion
+from pycontroller.testing.apiserver.registry import (
+    admission_policy,
+    admission_webhook,
+    conversion,
+)
 from pycontroller.testing.apiserver.registry import options as request_options
 from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
@@ -535,6 +540,32 @@ def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
     return rv, (ns, name)
 
 
+# How often a write is run again when the object changed while admission
+# webhooks ran with the storage lock released (kube's GuaranteedUpdate retries
+# its transform on every conflict; bounded here, then a 409).
+_STALE_RETRIES = 10
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _rerun_if_stale(fn: _F) -> _F:
+    """Run a write again when its object changed during admission webhooks."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for _ in range(_STALE_RETRIES - 1):
+            try:
+                return fn(*args, **kwargs)
+            except admission_webhook.Stale:
+                continue
+        try:
+            return fn(*args, **kwargs)
+        except admission_webhook.Stale as err:
+            raise err.error from None
+
+    return wrapper  # type: ignore[return-value]
+
+
 class REST:
     """Verb implementations over one ``Storage`` and ``Registry``."""
 
@@ -830,6 +861,7 @@ class REST:
 
     # --- create ------------------------------------------------------------------
 
+    @_rerun_if_stale
     def create(
         self, rt: ResourceType, ns: str | None, body: Any, opts: WriteOptions
     ) -> dict[str, Any]:
@@ -924,6 +956,17 @@ class REST:
             self._check_namespace(rt, ns, name)
         if self.storage.get(rkey(rt), ns, name) is not None and not rv_set:
             raise already_exists(rt, name)
+        mutated = admission_webhook.mutate(
+            self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings,
+            default=lambda o: self.defaulter.default(rt, o, None),
+        )  # fmt: skip
+        if mutated is not obj and mutated is not None:
+            obj = mutated
+            meta = _meta(obj)
+            self._check_kind(rt, obj)
+            if rt.namespaced:
+                meta["namespace"] = ns
+            _check_object_name(meta.get("name"), name)
         if rt.has_status:
             obj.pop("status", None)
         if not opts.dry_run:
@@ -942,6 +985,7 @@ class REST:
         causes = builtin.validate(rt, obj, None)
         if causes:
             raise invalid(rt, name, causes)
+        admission_webhook.validate_configuration(rt, obj)
         self._validate_custom(rt, obj, None, opts)
         self._track(rt, None, obj, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
@@ -949,6 +993,9 @@ class REST:
             crd_mod.default_crd(obj)
             self._validate_crd(rt, obj, None)
         admission_policy.admit(
+            self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
+        )
+        admission_webhook.validate(
             self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
         )
         if rv_set:
@@ -978,6 +1025,7 @@ class REST:
         """A PUT's object (see ``update_answer``)."""
         return self.update_answer(rt, ns, name, body, opts, subresource=subresource)[0]
 
+    @_rerun_if_stale
     def update_answer(
         self,
         rt: ResourceType,
@@ -1126,6 +1174,13 @@ class REST:
     ) -> dict[str, Any]:
         """Validate, default and commit ``new`` over ``old`` (lock held)."""
         name = _meta(old).get("name", "")
+        mutated = admission_webhook.mutate(
+            self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
+            warnings=opts.warnings, default=lambda o: self.defaulter.default(rt, o, old),
+        )  # fmt: skip
+        if mutated is not new and mutated is not None:
+            new = mutated
+            self._check_kind(rt, new)
         self._validate_meta(rt, new)
         immutable = _immutable_meta_causes(_meta(new), _meta(old))
         if immutable:
@@ -1143,6 +1198,7 @@ class REST:
             causes = builtin.validate(rt, new, old)
             if causes:
                 raise invalid(rt, name, causes)
+            admission_webhook.validate_configuration(rt, new)
         self._validate_custom(rt, new, old, opts)
         if is_crd and subresource != "status":
             self._validate_crd(rt, new, old)
@@ -1187,6 +1243,10 @@ class REST:
             self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
             warnings=opts.warnings,
         )  # fmt: skip
+        admission_webhook.validate(
+            self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
+            warnings=opts.warnings,
+        )  # fmt: skip
         if _without_rv(new) == _without_rv(old):
             return self.out(rt, old)  # no-op update: no new resourceVersion, no event
         if opts.dry_run:
@@ -1208,6 +1268,7 @@ class REST:
 
     # --- patch -------------------------------------------------------------------
 
+    @_rerun_if_stale
     def patch(
         self,
         rt: ResourceType,
@@ -1369,6 +1430,7 @@ class REST:
         details = {"name": name, **({"group": rt.group} if rt.group else {}), "kind": sub}
         return StatusError(404, "NotFound", f'{qualified} "{name}" not found', details)
 
+    @_rerun_if_stale
     def update_scale(
         self, rt: ResourceType, ns: str | None, name: str, body: Any, opts: WriteOptions
     ) -> dict[str, Any]:
@@ -1380,6 +1442,7 @@ class REST:
                 raise self._scale_not_found(rt, name)
             return self._write_scale_locked(rt, old, paths, body, opts)
 
+    @_rerun_if_stale
     def patch_scale(
         self,
         rt: ResourceType,
@@ -1520,6 +1583,7 @@ class REST:
             grace_period_seconds=grace_period_seconds,
         )[0]
 
+    @_rerun_if_stale
     def delete_answer(
         self,
         rt: ResourceType,
@@ -1569,7 +1633,9 @@ class REST:
                 )
             if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
                 raise forbidden(rt, name, "this namespace may not be deleted")
+            admission_webhook.mutate(self, rt, "DELETE", None, old, dry_run=dry_run)
             admission_policy.admit(self, rt, "DELETE", None, old, dry_run=dry_run)
+            admission_webhook.validate(self, rt, "DELETE", None, old, dry_run=dry_run)
             # A dry run goes the whole way but commits nothing: an object that
             # finalizers (or the propagation policy's) keep is answered marked
             # as deleting, as kube's updateForGracefulDeletionAndFinalizers does.
