@@ -14,7 +14,9 @@ label ``name``):
   records its depth per priority: its series carry a second label,
   ``priority`` (controller-runtime's ``MetricsProviderWithPriority``), when
   its provider has ``new_depth_metric_with_priority``; otherwise it records
-  the plain series.
+  the plain series. Like controller-runtime, a queue gets at most 25
+  distinct ``priority`` values; after that its updates go to
+  ``priority="exceeded_cardinality_limit"``.
 - ``workqueue_adds_total``: +1 on every ``add`` that marks an item dirty.
 - ``workqueue_queue_duration_seconds``: at ``get``, seconds since the first
   ``add`` after the previous ``get`` of that item.
@@ -213,9 +215,9 @@ class _DepthGauge(prometheus_client.Gauge):
         self._priority_depths: dict[tuple[str, str], float] = {}
         super().__init__(*args, **kwargs)
 
-    def move_priority(self, name: str, priority: int, amount: float) -> None:
-        """Add ``amount`` to the series ``{name=name, priority=str(priority)}``."""
-        key = (name, str(priority))
+    def move_priority(self, name: str, priority: str, amount: float) -> None:
+        """Add ``amount`` to the series ``{name=name, priority=priority}``."""
+        key = (name, priority)
         with self._priority_lock:
             self._priority_depths[key] = self._priority_depths.get(key, 0.0) + amount
 
@@ -230,20 +232,49 @@ class _DepthGauge(prometheus_client.Gauge):
         return families
 
 
-class _PriorityDepth:
-    """One priority queue's view of ``_DepthGauge``: ``inc``/``dec`` at a priority."""
+# controller-runtime (pkg/internal/metrics/workqueue.go, depthWithPriorityMetric):
+# a priority queue's depth gets one series per priority for at most this many
+# distinct priorities; from the first priority beyond it on, every update of
+# that queue goes to the series labelled with the placeholder.
+_MAX_RECOMMENDED_UNIQUE_PRIORITIES = 25
+_PRIORITY_CARDINALITY_EXCEEDED = "exceeded_cardinality_limit"
 
-    __slots__ = ("_gauge", "_name")
+
+class _PriorityDepth:
+    """One priority queue's view of ``_DepthGauge``: ``inc``/``dec`` at a priority.
+
+    Bounds the label's cardinality like controller-runtime: once the queue has
+    used more than ``_MAX_RECOMMENDED_UNIQUE_PRIORITIES`` distinct priorities,
+    all its later updates (of any priority) move the single series
+    ``priority="exceeded_cardinality_limit"``; the series recorded before keep
+    their last values.
+    """
+
+    __slots__ = ("_gauge", "_lock", "_name", "_observed")
 
     def __init__(self, gauge: _DepthGauge, name: str) -> None:
         self._gauge = gauge
         self._name = name
+        self._lock = threading.Lock()
+        # None once the limit is reached.
+        self._observed: set[int] | None = set()
+
+    def _label(self, priority: int) -> str:
+        with self._lock:
+            observed = self._observed
+            if observed is None:
+                return _PRIORITY_CARDINALITY_EXCEEDED
+            observed.add(priority)
+            if len(observed) > _MAX_RECOMMENDED_UNIQUE_PRIORITIES:
+                self._observed = None
+                return _PRIORITY_CARDINALITY_EXCEEDED
+        return str(priority)
 
     def inc(self, priority: int) -> None:
-        self._gauge.move_priority(self._name, priority, 1.0)
+        self._gauge.move_priority(self._name, self._label(priority), 1.0)
 
     def dec(self, priority: int) -> None:
-        self._gauge.move_priority(self._name, priority, -1.0)
+        self._gauge.move_priority(self._name, self._label(priority), -1.0)
 
 
 class _PrometheusCollectors:
