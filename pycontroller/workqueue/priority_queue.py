@@ -16,8 +16,9 @@ Each item that needs processing has one entry, whatever the number of adds:
   makes it ready at once (unlike ``DelayingQueue``, where a waiting item that
   is also added directly is processed twice);
 - ready entries are handed out by priority, highest first, and in the order
-  they became ready within a priority (an entry whose priority is raised keeps
-  its place in that order);
+  they became ready within a priority (an entry whose priority is raised goes
+  behind the entries already queued at its new priority, as controller-runtime
+  does since its fix 31d30b66);
 - an entry that becomes ready while its item is being processed is *parked*:
   it is queued, behind the entries that became ready meanwhile, when ``done``
   is called;
@@ -245,9 +246,11 @@ class PriorityQueue:
                     if self._depth is not None:
                         self._depth.dec(current)
                         self._depth.inc(priority)
-                    order = self._order.get(item)
-                    if order is not None:
-                        # Queued: same place in the order, new priority.
+                    if item in self._order:
+                        # Queued: controller-runtime gives a raised entry a new
+                        # added-counter, so it goes behind the entries already
+                        # queued at its new priority.
+                        self._order[item] = order = next(self._next_order)
                         heapq.heappush(self._ready, (-priority, order, item))
             if waiting_until is not None:
                 if ready_at is None:

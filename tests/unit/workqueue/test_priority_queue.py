@@ -113,13 +113,16 @@ def test_duplicate_keeps_the_highest_priority() -> None:
     q.shut_down()
 
 
-def test_raised_priority_keeps_its_place_in_the_order() -> None:
+def test_raised_priority_goes_behind_the_entries_at_its_new_priority() -> None:
+    """controller-runtime's lockedAddWithOpts gives a raised entry a new added
+    counter: it is not handed out before entries already queued at that priority."""
     q = PriorityQueue()
     q.add_with_opts("a", priority=1)
     q.add_with_opts("b", priority=0)
     q.add_with_opts("c", priority=1)
-    q.add_with_opts("b", priority=1)  # b was added before c: it goes before c
-    assert _drain(q) == ["a", "b", "c"]
+    q.add_with_opts("b", priority=1)  # raised after c was queued at 1: behind c
+    q.add_with_opts("a", priority=1)  # not raised: keeps its place
+    assert _drain(q) == ["a", "c", "b"]
     q.shut_down()
 
 
