@@ -26,8 +26,10 @@ Transport errors, undecodable replies, 429 and 5xx are retried (up to
 other API errors drop the event. (client-go drops every status error; retrying
 429/5xx is our deliberate deviation, since the API server asks for a retry.)
 
-Any other error while writing a batch drops that batch (logged) and the
-thread carries on: the writer loop is a deliberate thread boundary.
+Any other error while correlating or writing an event drops that event (or
+that coalesced write; logged), never the batch's other events, and the thread
+carries on: the writer loop is a deliberate thread boundary. AlreadyExists and
+NamespaceTerminating rejections are expected and logged at debug level only.
 
 Events have their own request budget: the recorder's client takes tokens
 from its own bucket (``rate_limiter=``, default QPS 20 / burst 30), never
@@ -93,6 +95,8 @@ DEFAULT_RETRY_INTERVAL = 10.0
 _MAX_BATCH = 256
 
 AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): "
+# The Status cause the API server gives when a namespace is being deleted.
+_NAMESPACE_TERMINATING = "NamespaceTerminating"
 
 Event = dict[str, Any]
 
@@ -273,6 +277,10 @@ class CorrelationResult:
 class EventCorrelator:
     """client-go's EventCorrelator: aggregate, then count/dedup, then spam-filter.
 
+    As in client-go's ``NewEventCorrelatorWithOptions``, an option given as 0
+    takes its default (cache size 4096, 10 messages in 600 s, burst 25 at one
+    token per 300 s).
+
     Thread-safe (one internal lock), though the recorder's single writer
     thread is the only caller in practice. ``correlate`` may return a *new*
     event dict (aggregation, or a copy with count/name taken from the cache);
@@ -291,6 +299,12 @@ class EventCorrelator:
         spam_key_func: Callable[[Mapping[str, Any]], str] = get_spam_key,
         aggregate_key_func: Callable[[Mapping[str, Any]], tuple[str, str]] = aggregate_by_reason,
     ) -> None:
+        # client-go's populateDefaults: a zero-valued option means the default.
+        lru_size = lru_size or DEFAULT_LRU_SIZE
+        max_events = max_events or DEFAULT_AGGREGATE_MAX_EVENTS
+        max_interval = max_interval or DEFAULT_AGGREGATE_INTERVAL
+        spam_burst = spam_burst or DEFAULT_SPAM_BURST
+        spam_qps = spam_qps or DEFAULT_SPAM_QPS
         self._clock = clock
         self._lock = threading.Lock()
         self._aggregate_cache = _LRU(lru_size)
@@ -314,6 +328,22 @@ class EventCorrelator:
         """Remember the server's view (name, resourceVersion, count) of a written Event."""
         key, entry = get_event_key(event), _EventLog.of(event)
         with self._lock:
+            self._log_cache.add(key, entry)
+
+    def _update_state_after_write(self, event: Mapping[str, Any], sent_count: int) -> None:
+        """``update_state`` for the reply to a write that carried ``count = sent_count``.
+
+        client-go correlates the next event only after this one is written, so
+        events it correlated meanwhile (spam-filtered ones still count) never
+        exist. The recorder correlates a whole batch before writing it: keep
+        the increments correlated after the written event on top of the
+        server's count instead of losing them.
+        """
+        key, entry = get_event_key(event), _EventLog.of(event)
+        with self._lock:
+            last: _EventLog | None = self._log_cache.get(key)
+            if last is not None and last.name == entry.name and last.count > sent_count:
+                entry.count += last.count - sent_count
             self._log_cache.add(key, entry)
 
     def _aggregate_locked(self, event: Mapping[str, Any]) -> tuple[Event, str]:
@@ -677,7 +707,17 @@ class EventRecorder:
         """
         groups: dict[tuple[str, str], tuple[bool, CorrelationResult]] = {}
         for event in events:
-            result = self._correlator.correlate(event)
+            try:
+                result = self._correlator.correlate(event)
+            except Exception:
+                # As in client-go, events are handled one by one: an error on
+                # one (a bad custom key function...) drops that one only.
+                logger.exception(
+                    "Event recorder %s: dropping event %s after an unexpected error",
+                    self.component,
+                    event.get("reason"),
+                )
+                continue
             if result.skip:
                 logger.debug(
                     "Event recorder %s: spam filter dropped event %s",
@@ -689,8 +729,18 @@ class EventRecorder:
             key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
             first = groups.get(key)
             groups[key] = (first[0] if first else result.patch is not None, result)
-        for is_patch, result in groups.values():
-            self._write_with_retries(result.event, result.patch if is_patch else None)
+        for (namespace, name), (is_patch, result) in groups.items():
+            try:
+                self._write_with_retries(result.event, result.patch if is_patch else None)
+            except Exception:
+                # An error client-go cannot have (e.g. annotations that do not
+                # encode as JSON): drop this Event's write, not the batch's others.
+                logger.exception(
+                    "Event recorder %s: dropping event %s/%s after an unexpected error",
+                    self.component,
+                    namespace,
+                    name,
+                )
 
     def _write_with_retries(self, event: Event, patch: dict[str, Any] | None) -> None:
         tries = 0
@@ -728,10 +778,16 @@ class EventRecorder:
                     k: v for k, v in event["metadata"].items() if k != "resourceVersion"
                 }
                 written = self._sink.create(body, namespace=namespace)
-        except AlreadyExistsError as err:
-            logger.debug("Server rejected event %s/%s (will not retry): %s", namespace, name, err)
-            return True
         except ApiError as err:
+            if isinstance(err, AlreadyExistsError) or any(
+                isinstance(cause, Mapping) and cause.get("reason") == _NAMESPACE_TERMINATING
+                for cause in err.causes
+            ):
+                # client-go: expected rejections, logged at V(5) only.
+                logger.debug(
+                    "Server rejected event %s/%s (will not retry): %s", namespace, name, err
+                )
+                return True
             if err.status == 429 or err.status >= 500:
                 logger.warning(
                     "Unable to write event %s/%s (may retry after sleeping): %s",
@@ -750,7 +806,7 @@ class EventRecorder:
             )
             return False
         if isinstance(written, Mapping):
-            self._correlator.update_state(written)
+            self._correlator._update_state_after_write(written, int(event.get("count") or 1))
         return True
 
 
@@ -772,3 +828,19 @@ class FakeRecorder:
 
     def eventf(self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any) -> None:
         self.event(obj, type, reason, _sprintf(fmt, args))
+
+    def annotated_eventf(
+        self,
+        obj: Mapping[str, Any],
+        annotations: Mapping[str, str],
+        type: str,
+        reason: str,
+        fmt: str,
+        *args: Any,
+    ) -> None:
+        """``eventf`` plus ``" map[k:v ...]"`` (keys sorted) when there are annotations."""
+        line = f"{type} {reason} {_sprintf(fmt, args)}"
+        if annotations:
+            line += " map[" + " ".join(f"{k}:{annotations[k]}" for k in sorted(annotations)) + "]"
+        with self._lock:
+            self.events.append(line)
