@@ -2,8 +2,11 @@
 controllers most often trip on), from ``pkg/apis/core/validation`` and
 ``pkg/apis/{apps,batch}/validation`` of Kubernetes 1.32:
 
-- pods and every pod template: ``containers`` required; each container's
-  ``name`` (required, DNS-1123 label, unique) and ``image`` (required);
+- pods and every pod template: ``volumes`` (name required, a DNS-1123
+  label, unique; exactly one volume source); ``containers`` required; each
+  container's ``name`` (required, DNS-1123 label, unique) and ``image``
+  (required); its ``volumeMounts`` (a volume of the pod, a ``mountPath``,
+  unique);
   container ports (``containerPort`` required and 1-65535, ``hostPort``
   1-65535, port names IANA_SVC_NAME and unique, protocol TCP/UDP/SCTP);
 - services: ``ports`` required (unless headless or ExternalName), port
@@ -98,7 +101,104 @@ def _protocol(field: str, value: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _containers(path: str, containers: Any, names: set[str]) -> list[dict[str, Any]]:
+# validateVolumeSource's checks, in its order, with the field it names for
+# an extra source ("downwarAPI" is kube's own spelling there).
+_VOLUME_SOURCES = (
+    ("emptyDir", "emptyDir"),
+    ("hostPath", "hostPath"),
+    ("gitRepo", "gitRepo"),
+    ("gcePersistentDisk", "gcePersistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore"),
+    ("secret", "secret"),
+    ("nfs", "nfs"),
+    ("iscsi", "iscsi"),
+    ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"),
+    ("persistentVolumeClaim", "persistentVolumeClaim"),
+    ("rbd", "rbd"),
+    ("cinder", "cinder"),
+    ("cephfs", "cephFS"),
+    ("quobyte", "quobyte"),
+    ("downwardAPI", "downwarAPI"),
+    ("fc", "fc"),
+    ("flexVolume", "flexVolume"),
+    ("configMap", "configMap"),
+    ("azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume"),
+    ("photonPersistentDisk", "photonPersistentDisk"),
+    ("portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk"),
+    ("storageos", "storageos"),
+    ("projected", "projected"),
+    ("scaleIO", "scaleIO"),
+    ("csi", "csi"),
+    ("ephemeral", "ephemeral"),
+)
+
+
+def _volumes(path: str, volumes: Any, names: set[str]) -> list[dict[str, Any]]:
+    """``ValidateVolumes``: each volume's name (required, DNS-1123 label,
+    unique) and exactly one source (``validateVolumeSource``); fills ``names``."""
+    out: list[dict[str, Any]] = []
+    for i, v in enumerate(volumes if isinstance(volumes, list) else []):
+        if not isinstance(v, dict):
+            continue
+        vp = f"{path}[{i}]"
+        name = v.get("name")
+        if not name:
+            out.append(_required(f"{vp}.name"))
+        else:
+            for msg in validate_name("label", str(name)):
+                out.append(_invalid(f"{vp}.name", name, msg))
+        count = 0
+        for key, shown in _VOLUME_SOURCES:
+            if v.get(key) is None:
+                continue
+            if count:
+                out.append(
+                    _c(
+                        f"{vp}.{shown}",
+                        "Forbidden: may not specify more than 1 volume type",
+                        "FieldValueForbidden",
+                    )
+                )
+            else:
+                count = 1
+        if not count:
+            out.append(_c(vp, "Required value: must specify a volume type", "FieldValueRequired"))
+        if name and name in names:
+            out.append(_c(f"{vp}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
+        elif name:
+            names.add(str(name))
+    return out
+
+
+def _volume_mounts(path: str, mounts: Any, volumes: set[str]) -> list[dict[str, Any]]:
+    """``validateVolumeMounts``: a mount names a volume of the pod, has a
+    mountPath, and no two mounts of a container share one."""
+    out: list[dict[str, Any]] = []
+    paths: set[str] = set()
+    for i, m in enumerate(mounts if isinstance(mounts, list) else []):
+        if not isinstance(m, dict):
+            continue
+        mp = f"{path}[{i}]"
+        name = str(m.get("name") or "")
+        if not name:
+            out.append(_required(f"{mp}.name"))
+        if name not in volumes:
+            out.append(_c(f"{mp}.name", f'Not found: "{name}"', "FieldValueNotFound"))
+        mount_path = str(m.get("mountPath") or "")
+        if not mount_path:
+            out.append(_required(f"{mp}.mountPath"))
+        if mount_path in paths:
+            out.append(_invalid(f"{mp}.mountPath", mount_path, "must be unique"))
+        paths.add(mount_path)
+    return out
+
+
+def _containers(
+    path: str, containers: Any, names: set[str], volumes: set[str] | None = None
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, c in enumerate(containers if isinstance(containers, list) else []):
         if not isinstance(c, dict):
@@ -137,6 +237,8 @@ def _containers(path: str, containers: Any, names: set[str]) -> list[dict[str, A
             if p.get("hostPort"):
                 out.extend(_port_num(f"{pp}.hostPort", p.get("hostPort")))
             out.extend(_protocol(f"{pp}.protocol", p.get("protocol")))
+        if volumes is not None:
+            out.extend(_volume_mounts(f"{cp}.volumeMounts", c.get("volumeMounts"), volumes))
     return out
 
 
@@ -145,11 +247,13 @@ def pod_spec_causes(path: str, spec: Any) -> list[dict[str, Any]]:
     if not isinstance(spec, dict):
         spec = {}
     out: list[dict[str, Any]] = []
+    volumes: set[str] = set()
+    out.extend(_volumes(f"{path}.volumes", spec.get("volumes"), volumes))
     names: set[str] = set()
-    out.extend(_containers(f"{path}.initContainers", spec.get("initContainers"), names))
+    out.extend(_containers(f"{path}.initContainers", spec.get("initContainers"), names, volumes))
     if not spec.get("containers"):
         out.append(_required(f"{path}.containers"))
-    out.extend(_containers(f"{path}.containers", spec.get("containers"), names))
+    out.extend(_containers(f"{path}.containers", spec.get("containers"), names, volumes))
     return out
 
 
