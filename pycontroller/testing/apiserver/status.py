@@ -195,6 +195,24 @@ def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> Status
     return StatusError(422, "Invalid", message, details)
 
 
+def required_cause(field: str, detail: str = "") -> dict[str, Any]:
+    """``field.Required``'s cause."""
+    return {
+        "reason": "FieldValueRequired",
+        "message": "Required value" + (f": {detail}" if detail else ""),
+        "field": field,
+    }
+
+
+def invalid_cause(field: str, shown: str, detail: str) -> dict[str, Any]:
+    """``field.Invalid``'s cause: ``shown`` is the bad value as Go prints it."""
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {shown}: {detail}",
+        "field": field,
+    }
+
+
 def not_supported_cause(field: str, shown: str, supported: Sequence[str]) -> dict[str, Any]:
     """``field.NotSupported``'s cause: ``shown`` is the bad value as Go prints it
     (``gofmt.quote`` for a string), the supported values are ``strconv.Quote``d."""

@@ -61,8 +61,10 @@ from pycontroller.testing.apiserver.schema import cel
 from pycontroller.testing.apiserver.status import (
     StatusError,
     invalid,
+    invalid_cause,
     not_supported_cause,
     qualified_resource,
+    required_cause,
 )
 
 if TYPE_CHECKING:
@@ -689,22 +691,6 @@ def _deny_error(attr: Attributes, d: _Denied) -> StatusError:
 # --- validation of the policy objects -----------------------------------------------
 
 
-def _required(field: str, detail: str = "") -> dict[str, Any]:
-    return {
-        "reason": "FieldValueRequired",
-        "message": "Required value" + (f": {detail}" if detail else ""),
-        "field": field,
-    }
-
-
-def _invalid_cause(field: str, value: str, detail: str) -> dict[str, Any]:
-    return {
-        "reason": "FieldValueInvalid",
-        "message": f"Invalid value: {value}: {detail}",
-        "field": field,
-    }
-
-
 def _validate_policy_object(rt: ResourceType, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     spec = spec if isinstance(spec, dict) else {}
@@ -730,49 +716,49 @@ def _policy_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
         )
     constraints = spec.get("matchConstraints")
     if not isinstance(constraints, dict):
-        causes.append(_required("spec.matchConstraints"))
+        causes.append(required_cause("spec.matchConstraints"))
     elif not constraints.get("resourceRules"):
-        causes.append(_required("spec.matchConstraints.resourceRules"))
+        causes.append(required_cause("spec.matchConstraints.resourceRules"))
     for i, cond in enumerate(spec.get("matchConditions") or []):
         where = f"spec.matchConditions[{i}]"
         if not str((cond or {}).get("expression") or "").strip():
-            causes.append(_required(f"{where}.expression"))
+            causes.append(required_cause(f"{where}.expression"))
         if not (cond or {}).get("name"):
-            causes.append(_required(f"{where}.name"))
+            causes.append(required_cause(f"{where}.name"))
     for i, var in enumerate(spec.get("variables") or []):
         where = f"spec.variables[{i}]"
         if not str((var or {}).get("name") or "").strip():
-            causes.append(_required(f"{where}.name", "name is not specified"))
+            causes.append(required_cause(f"{where}.name", "name is not specified"))
         if not str((var or {}).get("expression") or "").strip():
-            causes.append(_required(f"{where}.expression", "expression is not specified"))
+            causes.append(required_cause(f"{where}.expression", "expression is not specified"))
     validations = spec.get("validations") or []
     if not validations and not spec.get("auditAnnotations"):
         detail = "validations or auditAnnotations must contain at least one item"
-        causes.append(_required("spec.validations", detail))
-        causes.append(_required("spec.auditAnnotations", detail))
+        causes.append(required_cause("spec.validations", detail))
+        causes.append(required_cause("spec.auditAnnotations", detail))
         return causes
     for i, v in enumerate(validations):
         where = f"spec.validations[{i}]"
         v = v if isinstance(v, dict) else {}
         if not str(v.get("expression") or "").strip():
-            causes.append(_required(f"{where}.expression", "expression is not specified"))
+            causes.append(required_cause(f"{where}.expression", "expression is not specified"))
         mexpr = v.get("messageExpression")
         if isinstance(mexpr, str) and mexpr and not mexpr.strip():
             causes.append(
-                _invalid_cause(
+                invalid_cause(
                     f"{where}.messageExpression", _go_quote(mexpr), "must be non-empty if specified"
                 )
             )
         msg = v.get("message")
         if isinstance(msg, str) and msg and not msg.strip():
             causes.append(
-                _invalid_cause(
+                invalid_cause(
                     f"{where}.message", _go_quote(msg), "message must be non-empty if specified"
                 )
             )
         elif isinstance(msg, str) and ("\n" in msg.strip() or "\r" in msg.strip()):
             causes.append(
-                _invalid_cause(
+                invalid_cause(
                     f"{where}.message", _go_quote(msg), "message must not contain line breaks"
                 )
             )
@@ -787,7 +773,7 @@ def _binding_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
     validationActions)."""
     causes: list[dict[str, Any]] = []
     if not spec.get("policyName"):
-        causes.append(_required("spec.policyName"))
+        causes.append(required_cause("spec.policyName"))
     ref = spec.get("paramRef")
     if isinstance(ref, dict):
         if ref.get("name") and ref.get("selector") is not None:
@@ -801,10 +787,12 @@ def _binding_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
                     }
                 )
         if not ref.get("name") and ref.get("selector") is None:
-            causes.append(_required("spec.paramRef", "one of name or selector must be specified"))
+            causes.append(
+                required_cause("spec.paramRef", "one of name or selector must be specified")
+            )
         action = ref.get("parameterNotFoundAction")
         if not action:
-            causes.append(_required("spec.paramRef.parameterNotFoundAction"))
+            causes.append(required_cause("spec.paramRef.parameterNotFoundAction"))
         elif action not in ("Deny", "Allow"):
             causes.append(
                 not_supported_cause(
@@ -835,7 +823,7 @@ def _binding_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
     if "Deny" in seen and "Warn" in seen:
         listed = ", ".join(_go_quote(str(a)) for a in actions)
         causes.append(
-            _invalid_cause(
+            invalid_cause(
                 "spec.validationActions",
                 f"[]admissionregistration.ValidationAction{{{listed}}}",
                 "must not contain both Deny and Warn (repeating the same validation failure "
@@ -844,6 +832,6 @@ def _binding_causes(spec: dict[str, Any]) -> list[dict[str, Any]]:
         )
     if not seen:
         causes.append(
-            _required("spec.validationActions", "at least one validation action is required")
+            required_cause("spec.validationActions", "at least one validation action is required")
         )
     return causes

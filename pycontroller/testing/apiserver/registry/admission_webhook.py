@@ -84,7 +84,9 @@ from pycontroller.testing.apiserver.status import (
     bad_request,
     forbidden,
     invalid,
+    invalid_cause,
     not_supported_cause,
+    required_cause,
 )
 
 if TYPE_CHECKING:
@@ -679,7 +681,7 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
         hook = hook if isinstance(hook, dict) else {}
         name = str(hook.get("name") or "")
         if not name:
-            causes.append(_required(f"{where}.name"))
+            causes.append(required_cause(f"{where}.name"))
         else:
             if name in seen:
                 causes.append(
@@ -692,7 +694,7 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
             seen.add(name)
             if len(name.split(".")) < 3:
                 causes.append(
-                    _invalid(
+                    invalid_cause(
                         f"{where}.name",
                         _go_quote(name),
                         "should be a domain with at least three segments separated by dots",
@@ -703,7 +705,7 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
         allowed_side = ("None", "NoneOnDryRun")
         if side is None:
             causes.append(
-                _required(f"{where}.sideEffects", "must specify one of None, NoneOnDryRun")
+                required_cause(f"{where}.sideEffects", "must specify one of None, NoneOnDryRun")
             )
         elif side not in allowed_side:
             causes.append(
@@ -712,14 +714,14 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
         versions = hook.get("admissionReviewVersions")
         if not versions:
             causes.append(
-                _required(
+                required_cause(
                     f"{where}.admissionReviewVersions",
                     "must specify one of v1, v1beta1",
                 )
             )
         elif not any(v in ("v1", "v1beta1") for v in versions):
             causes.append(
-                _invalid(
+                invalid_cause(
                     f"{where}.admissionReviewVersions",
                     "[]string{" + ", ".join(_go_quote(str(v)) for v in versions) + "}",
                     "must include at least one of v1, v1beta1",
@@ -728,7 +730,7 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
         timeout = hook.get("timeoutSeconds")
         if isinstance(timeout, int) and not 1 <= timeout <= 30:
             causes.append(
-                _invalid(
+                invalid_cause(
                     f"{where}.timeoutSeconds",
                     str(timeout),
                     "the timeout value must be between 1 and 30 seconds",
@@ -746,7 +748,7 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
         for j, rule in enumerate(hook.get("rules") or []):
             ops = (rule or {}).get("operations")
             if not ops:
-                causes.append(_required(f"{where}.rules[{j}].operations"))
+                causes.append(required_cause(f"{where}.rules[{j}].operations"))
             allowed_ops = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
             for k, op in enumerate(ops or []):
                 if op not in allowed_ops:
@@ -759,62 +761,48 @@ def validate_configuration(rt: ResourceType, obj: dict[str, Any]) -> None:
         raise invalid(rt, str((obj.get("metadata") or {}).get("name") or ""), causes)
 
 
-def _required(field: str, detail: str = "") -> dict[str, Any]:
-    return {
-        "reason": "FieldValueRequired",
-        "message": "Required value" + (f": {detail}" if detail else ""),
-        "field": field,
-    }
-
-
-def _invalid(field: str, value: str, detail: str) -> dict[str, Any]:
-    return {
-        "reason": "FieldValueInvalid",
-        "message": f"Invalid value: {value}: {detail}",
-        "field": field,
-    }
-
-
 def _client_config_causes(cc: Any, where: str) -> list[dict[str, Any]]:
     """``webhook.ValidateWebhookURL`` / ``ValidateWebhookService``."""
     cc = cc if isinstance(cc, dict) else {}
     url, svc = cc.get("url"), cc.get("service")
     if (url is None) == (svc is None):
-        return [_required(where, "exactly one of url or service is required")]
+        return [required_cause(where, "exactly one of url or service is required")]
     causes: list[dict[str, Any]] = []
     if url is not None:
         parts = urlsplit(str(url))
         field = f"{where}.url"
         if parts.scheme != "https":
             causes.append(
-                _invalid(field, _go_quote(str(url)), "'https' is the only allowed URL scheme")
+                invalid_cause(field, _go_quote(str(url)), "'https' is the only allowed URL scheme")
             )
         if not parts.hostname:
-            causes.append(_invalid(field, _go_quote(str(url)), "host must be specified"))
+            causes.append(invalid_cause(field, _go_quote(str(url)), "host must be specified"))
         if parts.username or parts.password:
             causes.append(
-                _invalid(field, _go_quote(str(url)), "user information is not permitted in the URL")
+                invalid_cause(
+                    field, _go_quote(str(url)), "user information is not permitted in the URL"
+                )
             )
         if parts.fragment:
             causes.append(
-                _invalid(field, _go_quote(str(url)), "fragments are not permitted in the URL")
+                invalid_cause(field, _go_quote(str(url)), "fragments are not permitted in the URL")
             )
         if parts.query:
             causes.append(
-                _invalid(
+                invalid_cause(
                     field, _go_quote(str(url)), "query parameters are not permitted in the URL"
                 )
             )
         return causes
     svc = svc if isinstance(svc, dict) else {}
     if not svc.get("name"):
-        causes.append(_required(f"{where}.service.name", "service name is required"))
+        causes.append(required_cause(f"{where}.service.name", "service name is required"))
     if not svc.get("namespace"):
-        causes.append(_required(f"{where}.service.namespace", "service namespace is required"))
+        causes.append(required_cause(f"{where}.service.namespace", "service namespace is required"))
     port = svc.get("port")
     if isinstance(port, int) and not 1 <= port <= 65535:
         causes.append(
-            _invalid(
+            invalid_cause(
                 f"{where}.service.port",
                 str(port),
                 "port is not valid: must be between 1 and 65535, inclusive",
@@ -822,5 +810,7 @@ def _client_config_causes(cc: Any, where: str) -> list[dict[str, Any]]:
         )
     path = svc.get("path")
     if isinstance(path, str) and path and not path.startswith("/"):
-        causes.append(_invalid(f"{where}.service.path", _go_quote(path), "must start with a '/'"))
+        causes.append(
+            invalid_cause(f"{where}.service.path", _go_quote(path), "must start with a '/'")
+        )
     return causes

@@ -32,6 +32,7 @@ from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.meta import is_status_condition_true, set_status_condition
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema.structural import field_path, go_value, validate_value
+from pycontroller.testing.apiserver.status import required_cause
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +61,7 @@ PathPart = str | int
 
 
 def _required(path: str, detail: str = "") -> Cause:
-    msg = "Required value" + (f": {detail}" if detail else "")
-    return {"reason": "FieldValueRequired", "message": msg, "field": path}
+    return required_cause(path, detail)
 
 
 def _invalid(path: str, value: Any, detail: str) -> Cause:
