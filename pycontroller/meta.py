@@ -2,7 +2,11 @@
 
 - Owner references (controller-runtime ``controllerutil`` and apimachinery
   ``metav1``): ``set_controller_reference(owner, obj)``,
-  ``controller_of(obj)``, ``is_controlled_by(obj, owner)``.
+  ``set_owner_reference(owner, obj)``, ``remove_owner_reference(owner, obj)``,
+  ``remove_controller_reference(owner, obj)``,
+  ``has_owner_reference(owner_references, owner)``,
+  ``has_controller_reference(obj)``, ``controller_of(obj)``,
+  ``is_controlled_by(obj, owner)``.
 - Status conditions (apimachinery ``meta``): ``set_status_condition``,
   ``find_status_condition``, ``remove_status_condition``,
   ``is_status_condition_true`` / ``is_status_condition_false``.
@@ -30,12 +34,17 @@ __all__ = [
     "contains_finalizer",
     "controller_of",
     "find_status_condition",
+    "has_controller_reference",
+    "has_owner_reference",
     "is_controlled_by",
     "is_status_condition_false",
     "is_status_condition_true",
+    "remove_controller_reference",
     "remove_finalizer",
+    "remove_owner_reference",
     "remove_status_condition",
     "set_controller_reference",
+    "set_owner_reference",
     "set_status_condition",
 ]
 
@@ -131,6 +140,64 @@ def _validate_owner(owner: Obj, obj: Obj) -> None:
         )
 
 
+def _reference_to(owner: Obj, *, uid: bool = True) -> Obj:
+    """``{apiVersion, kind, name[, uid]}`` of ``owner``; ``ValueError`` naming what it lacks."""
+    owner_meta = _meta(owner)
+    fields = [
+        ("apiVersion", owner.get("apiVersion")),
+        ("kind", owner.get("kind")),
+        ("metadata.name", owner_meta.get("name")),
+    ]
+    if uid:
+        fields.append(("metadata.uid", owner_meta.get("uid")))
+    missing = [field for field, value in fields if not value]
+    if missing:
+        raise ValueError(f"owner has no {', '.join(missing)}: cannot reference it")
+    ref: Obj = {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner_meta["name"],
+    }
+    if uid:
+        ref["uid"] = owner_meta["uid"]
+    return ref
+
+
+def _index_owner_ref(refs: list[Any], ref: Obj) -> int:
+    """controller-runtime's ``indexOwnerRef``: the first reference to the same object, or -1."""
+    for i, r in enumerate(refs):
+        if isinstance(r, dict) and _refer_same_object(r, ref):
+            return i
+    return -1
+
+
+def _upsert_owner_ref(ref: Obj, obj: Obj) -> None:
+    """controller-runtime's ``upsertOwnerRef``: replace the same object's reference, or append."""
+    meta = _writable_meta(obj)
+    refs = [r for r in meta.get("ownerReferences") or () if isinstance(r, dict)]
+    i = _index_owner_ref(refs, ref)
+    if i == -1:
+        refs.append(ref)
+    else:
+        refs[i] = ref
+    meta["ownerReferences"] = refs
+
+
+def _set_owner_refs(obj: Obj, refs: list[Any]) -> None:
+    meta = _writable_meta(obj)
+    if refs:
+        meta["ownerReferences"] = refs
+    else:
+        meta.pop("ownerReferences", None)  # omitempty, as Go leaves an emptied list
+
+
+def _describe(obj: Obj) -> str:
+    meta = _meta(obj)
+    name = meta.get("name") or ""
+    namespace = meta.get("namespace") or ""
+    return f"{obj.get('kind') or 'object'} {namespace + '/' if namespace else ''}{name}"
+
+
 def set_controller_reference(owner: Obj, obj: Obj) -> None:
     """Make ``owner`` the controller of ``obj`` (controller-runtime ``SetControllerReference``).
 
@@ -149,40 +216,92 @@ def set_controller_reference(owner: Obj, obj: Obj) -> None:
     - if ``owner`` lacks ``apiVersion``, ``kind``, ``metadata.name`` or
       ``metadata.uid`` (an owner must exist on the server before it owns).
     """
-    owner_meta = _meta(owner)
-    missing = [
-        field
-        for field, value in (
-            ("apiVersion", owner.get("apiVersion")),
-            ("kind", owner.get("kind")),
-            ("metadata.name", owner_meta.get("name")),
-            ("metadata.uid", owner_meta.get("uid")),
-        )
-        if not value
-    ]
-    if missing:
-        raise ValueError(f"owner has no {', '.join(missing)}: cannot reference it")
+    ref = _reference_to(owner)
     _validate_owner(owner, obj)
-    ref: Obj = {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": owner_meta["name"],
-        "uid": owner_meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    ref["controller"] = True
+    ref["blockOwnerDeletion"] = True
     existing = controller_of(obj)
     if existing is not None and not _refer_same_object(existing, ref):
         raise AlreadyOwnedError(obj, existing)
-    meta = _writable_meta(obj)
-    refs = [r for r in meta.get("ownerReferences") or () if isinstance(r, dict)]
-    for i, r in enumerate(refs):
-        if _refer_same_object(r, ref):
-            refs[i] = ref
-            break
-    else:
-        refs.append(ref)
-    meta["ownerReferences"] = refs
+    _upsert_owner_ref(ref, obj)
+
+
+def set_owner_reference(owner: Obj, obj: Obj) -> None:
+    """Make ``owner`` an owner of ``obj`` (controller-runtime ``SetOwnerReference``).
+
+    Adds, or replaces in place, the ownerReference ``{apiVersion, kind, name,
+    uid}`` (no ``controller``, no ``blockOwnerDeletion``): the garbage
+    collector deletes ``obj`` once all its owners are gone, but no controller
+    claims it. As in controller-runtime the reference *replaces* one to the
+    same object (same group, kind and name), so calling this for ``obj``'s
+    controller turns that reference into a plain one. Other references are
+    kept.
+
+    Raises ``ValueError`` for the owner namespace rules and an incomplete
+    owner, as ``set_controller_reference`` does; never ``AlreadyOwnedError``.
+    """
+    ref = _reference_to(owner)
+    _validate_owner(owner, obj)
+    _upsert_owner_ref(ref, obj)
+
+
+def remove_owner_reference(owner: Obj, obj: Obj) -> None:
+    """Remove ``obj``'s ownerReference to ``owner`` (controller-runtime ``RemoveOwnerReference``).
+
+    The reference is matched by API group, kind and name (the first such one
+    goes, controller or not); an emptied list is removed from the metadata.
+    Raises ``ValueError`` when ``obj`` has no ownerReferences at all, or none
+    to ``owner`` (nothing is changed then).
+    """
+    refs = list(_meta(obj).get("ownerReferences") or ())
+    if not refs:
+        raise ValueError(f"{_describe(obj)} does not have any owner references")
+    ref = _reference_to(owner, uid=False)
+    i = _index_owner_ref(refs, ref)
+    if i == -1:
+        raise ValueError(
+            f"{_describe(obj)} does not have an owner reference for {_describe(owner)}"
+        )
+    del refs[i]
+    _set_owner_refs(obj, refs)
+
+
+def remove_controller_reference(owner: Obj, obj: Obj) -> None:
+    """Remove ``obj``'s controller reference to ``owner`` (``RemoveControllerReference``).
+
+    Raises ``ValueError`` (nothing changed) when ``obj`` has no controller
+    reference, has no reference to ``owner``, or its reference to ``owner``
+    is not the controller one.
+    """
+    if not has_controller_reference(obj):
+        raise ValueError(
+            f"{_describe(obj)} does not have an owner reference with controller equals true"
+        )
+    refs = list(_meta(obj).get("ownerReferences") or ())
+    i = _index_owner_ref(refs, _reference_to(owner, uid=False))
+    if i == -1:
+        raise ValueError(
+            f"{_describe(obj)} does not have a controller reference for {_describe(owner)}"
+        )
+    if refs[i].get("controller") is not True:
+        raise ValueError(f"{_describe(owner)} is not the controller reference of {_describe(obj)}")
+    del refs[i]
+    _set_owner_refs(obj, refs)
+
+
+def has_controller_reference(obj: Any) -> bool:
+    """controllerutil ``HasControllerReference``: some ownerReference has ``controller: true``."""
+    return controller_of(obj) is not None
+
+
+def has_owner_reference(owner_references: list[Obj] | None, owner: Obj) -> bool:
+    """controllerutil ``HasOwnerReference``: a reference in the list is to ``owner``.
+
+    Matched by API group, kind and name, as ``set_owner_reference`` matches
+    (not by uid or version). Pass ``obj["metadata"].get("ownerReferences")``.
+    Raises ``ValueError`` if ``owner`` lacks ``apiVersion``, ``kind`` or a name.
+    """
+    return _index_owner_ref(list(owner_references or ()), _reference_to(owner, uid=False)) != -1
 
 
 # --------------------------------------------------------------------------- conditions
