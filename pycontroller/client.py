@@ -10,19 +10,35 @@ Behaviour worth knowing:
 - Client-side rate limiting: every request (including the *start* of a
   watch, never the reads of its stream) takes a token from a token bucket.
   By default all ``ResourceClient``s built on the same ``ApiClient`` share one
-  bucket (QPS 20, burst 30, like client-go's rest.Config defaults); change it
+  bucket (QPS 20, burst 30: controller-runtime's defaults; client-go's own
+  ``rest.Config`` defaults are 5 and 10); change it
   with ``set_rate_limiter(api_client, TokenBucketRateLimiter(qps, burst))``
   or give one client its own with ``rate_limiter=``.
 - Retry-After (client-go's ``checkWait``): when a 429 or any 5xx answer
-  carries ``Retry-After``, the request (any verb, and the start of a watch)
-  sleeps that long (capped at ``MAX_RETRY_AFTER``) and is retried, up to
+  carries ``Retry-After`` (whole seconds, as client-go parses it), the
+  request (any verb, and the start of a watch) sleeps that long (capped at
+  ``MAX_RETRY_AFTER``) and is retried, up to
   ``max_retries`` times (default 10, as client-go); after that, or without
   ``Retry-After``, the error is raised (``TooManyRequestsError`` for a 429;
   ``retry_after`` carries the header's value) and, for a watch, the
   reflector backs off.
 - Other non-2xx answers raise the matching ``pycontroller.errors`` class.
+  An answer whose body is not a ``Status`` (a proxy's HTML page, plain text)
+  is turned into one as client-go's ``newUnstructuredResponseError`` does:
+  reason and message by status code (a 409 to a POST is ``AlreadyExists``,
+  otherwise ``Conflict``; a 404 "the server could not find the requested
+  resource (get pods p)"; a 5xx 'an error on the server ("<body>") has
+  prevented the request from succeeding'), the body's text kept in a
+  ``details.causes`` entry of reason ``UnexpectedServerResponse`` and, unlike
+  client-go, also appended to the message when the message lacks it.
   Transport failures raise ``ConnectionError`` (``ConnectionRefusedError``
-  when the server refused the connection) chained to the urllib3 error.
+  when the server refused the connection) chained to the urllib3 error. A
+  request whose answer broke off (connection reset, EOF) is sent again once
+  only if it is a GET (client-go retries no write on a transport error); a
+  read timeout is never retried, so ``request_timeout`` bounds the call.
+- ``Warning`` response headers (deprecated APIs, unknown fields...) are
+  logged at WARNING as "Warning: <text>", like client-go's default
+  ``WarningLogger`` (code 299 only).
 - ``watch`` returns a ``WatchStream``: an iterator of decoded events read line
   by line from the streaming response. An ``ERROR`` event (for example 410
   Expired) is *yielded*, not raised; the reflector turns it into a relist.
@@ -55,6 +71,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import socket
 import threading
 import time
@@ -104,17 +121,33 @@ WATCH_READ_SLACK = 30.0
 WATCH_DEFAULT_READ_TIMEOUT = 3600.0 + WATCH_READ_SLACK
 CONNECT_TIMEOUT = 30.0
 
+
+class _TransportRetry(urllib3.Retry):
+    """urllib3's Retry, minus read timeouts: a request the server did not
+    answer within the read timeout is not sent again (client-go's request
+    timeout bounds the whole call; its ``isErrRetryableFunc`` retries only
+    connection resets and EOFs)."""
+
+    def _is_read_error(self, err: Exception) -> bool:
+        if isinstance(err, urllib3.exceptions.ReadTimeoutError):
+            return False  # counted as "other" (0 allowed): raised at once
+        return bool(super()._is_read_error(err))
+
+
 # Transport-level retries only: a connection that could not be opened (the
-# request was never sent), or a pooled keep-alive connection the server had
-# already closed (urllib3 retries that only for idempotent methods). HTTP
-# statuses are never retried here; 429 is handled by ResourceClient itself.
-_TRANSPORT_RETRIES = urllib3.Retry(
+# request was never sent), or, for GET only, an answer that broke off (a reset
+# or EOF, e.g. a pooled keep-alive connection the server had already closed):
+# client-go never re-sends a write after a transport error, as it may have
+# been applied. HTTP statuses are never retried here; 429 and 5xx with
+# Retry-After are handled by ResourceClient itself.
+_TRANSPORT_RETRIES = _TransportRetry(
     total=2,
     connect=2,
     read=1,
     redirect=0,
     status=0,
     other=0,
+    allowed_methods=frozenset({"GET"}),
     raise_on_status=False,
     respect_retry_after_header=False,
 )
@@ -236,13 +269,85 @@ def _encode_query(params: Mapping[str, Any]) -> str:
     return urlencode(pairs)
 
 
+_RETRY_AFTER_RE = re.compile(r"[+-]?[0-9]+")
+
+
 def _parse_retry_after(value: str | None) -> float | None:
-    if not value:
+    """Seconds of a ``Retry-After`` header, parsed as client-go's
+    ``retryAfterSeconds`` (``strconv.Atoi``): a whole number, else None."""
+    if not value or not _RETRY_AFTER_RE.fullmatch(value):
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
+    return float(max(0, int(value)))
+
+
+_WARNING_CODE_RE = re.compile(r"[0-9]{3}")
+
+
+def _parse_warning_header(header: str) -> tuple[tuple[int, str, str] | None, str]:
+    """One RFC 7234 warning ``code agent "text" ["date"]`` from the front of
+    ``header``: ``((code, agent, text), rest)``, or ``(None, "")`` when it is
+    malformed (apimachinery's ``net.ParseWarningHeader``)."""
+    header = header.strip()
+    parts = header.split(" ", 2)
+    if len(parts) != 3 or not _WARNING_CODE_RE.fullmatch(parts[0]) or not parts[1]:
+        return None, ""
+    code, agent, rest = int(parts[0]), parts[1], parts[2]
+    if not rest.startswith('"'):
+        return None, ""
+    chars: list[str] = []
+    i, escaping = 1, False
+    while i < len(rest):
+        ch = rest[i]
+        i += 1
+        if escaping:
+            chars.append(ch)
+            escaping = False
+        elif ch == "\\":
+            escaping = True
+        elif ch == '"':
+            break
+        else:
+            chars.append(ch)
+    else:
+        return None, ""  # unterminated text
+    text = "".join(chars)
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        return None, ""
+    rest = rest[i:].strip()
+    if rest.startswith('"'):  # warn-date
+        end = rest.find('"', 1)
+        if end < 0:
+            return None, ""
+        rest = rest[end + 1 :].strip()
+    if rest:
+        if not rest.startswith(","):
+            return None, ""
+        rest = rest[1:].strip()
+    return (code, agent, text), rest
+
+
+def _parse_warning_headers(values: list[str]) -> list[tuple[int, str, str]]:
+    """Every warning of ``Warning`` header values (several may share one value,
+    comma-separated); a malformed one ends the parsing of its value."""
+    warnings: list[tuple[int, str, str]] = []
+    for header in values:
+        while header:
+            warning, header = _parse_warning_header(header)
+            if warning is None:
+                break
+            warnings.append(warning)
+    return warnings
+
+
+def _handle_warnings(headers: Any) -> None:
+    """client-go's default ``WarningLogger``: log each 299 warning's text."""
+    getlist = getattr(headers, "getlist", None)
+    values = getlist("Warning") if getlist is not None else []
+    if not values:
+        return
+    for code, _agent, text in _parse_warning_headers([str(v) for v in values]):
+        if code == 299 and text:
+            logger.warning("Warning: %s", text)
 
 
 def _is_connection_refused(err: BaseException) -> bool:
@@ -266,18 +371,137 @@ def _is_connection_refused_shallow(err: BaseException) -> bool:
     return isinstance(ctx, ConnectionRefusedError)
 
 
-def _error_from_response(status: int, data: bytes, retry_after: float | None) -> ApiError:
+# newUnstructuredResponseError keeps at most this much of a non-Status body.
+_MAX_UNSTRUCTURED_BODY = 2048
+
+# (reason, message) of NewGenericServerResponse by status code; None: the
+# server's own text is the message.
+_GENERIC_RESPONSES: dict[int, tuple[str, str | None]] = {
+    404: ("NotFound", "the server could not find the requested resource"),
+    400: ("BadRequest", "the server rejected our request for an unknown reason"),
+    401: ("Unauthorized", "the server has asked for the client to provide credentials"),
+    403: ("Forbidden", None),
+    405: ("MethodNotAllowed", "the server does not allow this method on the requested resource"),
+    415: ("UnsupportedMediaType", None),
+    422: ("Invalid", "the server rejected our request due to an error in our request"),
+    503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+    504: (
+        "Timeout",
+        "the server was unable to return a response in the time allotted, "
+        "but may still be processing the request",
+    ),
+    429: (
+        "TooManyRequests",
+        "the server has received too many requests and has asked us to try again later",
+    ),
+}
+
+
+def _is_status(body: dict[str, Any]) -> bool:
+    """Whether an error body is a failed ``Status`` (client-go decodes it and
+    uses it only then; anything else is an unstructured answer)."""
+    kind = body.get("kind")
+    if kind is None:  # older servers omit TypeMeta: judge by the fields
+        return body.get("status") == "Failure" or "reason" in body
+    return kind == "Status" and body.get("status") != "Success"
+
+
+def _generic_status(
+    status: int,
+    data: bytes,
+    content_type: str,
+    retry_after: float | None,
+    method: str,
+    group: str,
+    resource: str,
+    name: str,
+    decodable: bool,
+) -> dict[str, Any]:
+    """The ``Status`` of client-go's ``NewGenericServerResponse`` for an answer
+    that carried none (``decodable``: the body was JSON, just not a Status)."""
+    text = data[:_MAX_UNSTRUCTURED_BODY].decode("utf-8", "replace").strip()
+    media = content_type.split(";", 1)[0].strip().lower()
+    # client-go keeps the text of a text/* (or untyped) body, else "unknown";
+    # we also keep a body that is not JSON at all, whatever its Content-Type.
+    server_message = "unknown"
+    if not media or media.startswith("text/") or not decodable:
+        server_message = text
+    reason = ""
+    message = (
+        f"the server responded with the status code {status} but did not return more information"
+    )
+    if status == 409:
+        reason = "AlreadyExists" if method == "POST" else "Conflict"
+        message = "the server reported a conflict"
+    elif status == 406:
+        reason = "NotAcceptable"
+        message = (
+            server_message
+            if server_message and server_message != "unknown"
+            else "the server was unable to respond with a content type that the client supports"
+        )
+    elif status in _GENERIC_RESPONSES:
+        reason, fixed = _GENERIC_RESPONSES[status]
+        message = fixed if fixed is not None else server_message
+    elif status >= 500:
+        reason = "InternalError"
+        quoted = _json.dumps(server_message).decode("utf-8")
+        message = f"an error on the server ({quoted}) has prevented the request from succeeding"
+    if resource:
+        qualified = f"{resource}.{group}" if group else resource
+        target = f"{qualified} {name}" if name else qualified
+        message = f"{message} ({method.lower()} {target})"
+    if server_message and server_message != "unknown" and server_message not in message:
+        # client-go keeps it only in the cause; the text is too useful to hide.
+        message = f"{message}: {server_message}"
+    details: dict[str, Any] = {
+        "causes": [{"reason": "UnexpectedServerResponse", "message": server_message}]
+    }
+    if group:
+        details["group"] = group
+    if resource:
+        details["kind"] = resource
+    if name:
+        details["name"] = name
+    if retry_after:
+        details["retryAfterSeconds"] = int(retry_after)
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "details": details,
+        "code": status,
+    }
+
+
+def _error_from_response(
+    status: int,
+    data: bytes,
+    retry_after: float | None,
+    *,
+    content_type: str = "",
+    method: str = "",
+    group: str = "",
+    resource: str = "",
+    name: str = "",
+) -> ApiError:
     body: dict[str, Any] | None = None
+    decodable = False
     if data:
         try:
             decoded = _json.loads(data)
+            decodable = True
         except ValueError:
             decoded = None
-        if isinstance(decoded, dict):
+        if isinstance(decoded, dict) and _is_status(decoded):
             body = decoded
     if body is None:
-        text = data.decode("utf-8", "replace").strip() if data else ""
-        body = {"kind": "Status", "status": "Failure", "code": status, "message": text}
+        body = _generic_status(
+            status, data, content_type, retry_after, method, group, resource, name, decodable
+        )
     return api_error_from_status(status, body, retry_after)
 
 
@@ -567,6 +791,7 @@ class ResourceClient:
         content_type: str | None = None,
         read_timeout: float | None,
         accept: str = "application/json",
+        name: str | None = None,
     ) -> Any:
         """Send one request (rate-limited) and return the unread urllib3 response.
 
@@ -606,6 +831,7 @@ class ResourceClient:
             raise ConnectionError(msg) from err
         _LATENCY.labels(method, self._host_label).observe(time.perf_counter() - start)
         _REQUESTS.labels(str(resp.status), method, self._host_label).inc()
+        _handle_warnings(getattr(resp, "headers", None))
         if 200 <= resp.status < 300:
             return resp
         try:
@@ -615,7 +841,14 @@ class ResourceClient:
         finally:
             resp.release_conn()
         raise _error_from_response(
-            resp.status, data, _parse_retry_after(resp.headers.get("Retry-After"))
+            resp.status,
+            data,
+            _parse_retry_after(resp.headers.get("Retry-After")),
+            content_type=str(resp.headers.get("Content-Type") or ""),
+            method=method,
+            group=self.group,
+            resource=self.plural,
+            name=name or "",
         )
 
     def _call(
@@ -627,6 +860,7 @@ class ResourceClient:
         body: Any = None,
         content_type: str = "application/json",
         accept: str = "application/json",
+        name: str | None = None,
     ) -> dict[str, Any]:
         """A complete request/response exchange, retried as ``_open_retrying`` says."""
         payload: bytes | None = None
@@ -645,6 +879,7 @@ class ResourceClient:
             content_type=content_type if payload is not None else None,
             read_timeout=self.request_timeout,
             accept=accept,
+            name=name,
         )
         try:
             data = resp.read()
@@ -738,7 +973,9 @@ class ResourceClient:
 
     def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
         accept = METADATA_ACCEPT if self.metadata_only else "application/json"
-        return self._call("GET", self._path(self._ns_for_item(namespace), name), accept=accept)
+        return self._call(
+            "GET", self._path(self._ns_for_item(namespace), name), accept=accept, name=name
+        )
 
     def create(
         self, obj: Mapping[str, Any], namespace: str | None = None, **params: Any
@@ -749,13 +986,15 @@ class ResourceClient:
 
     def update(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """PUT ``obj`` (optimistic concurrency on its ``metadata.resourceVersion``)."""
-        path = self._path(self._ns_of(obj), self._name_of(obj))
-        return self._wrote(self._call("PUT", path, query=params, body=obj), params)
+        name = self._name_of(obj)
+        path = self._path(self._ns_of(obj), name)
+        return self._wrote(self._call("PUT", path, query=params, body=obj, name=name), params)
 
     def update_status(self, obj: Mapping[str, Any], **params: Any) -> dict[str, Any]:
         """PUT ``obj`` to the ``/status`` subresource."""
-        path = self._path(self._ns_of(obj), self._name_of(obj), "status")
-        return self._wrote(self._call("PUT", path, query=params, body=obj), params)
+        name = self._name_of(obj)
+        path = self._path(self._ns_of(obj), name, "status")
+        return self._wrote(self._call("PUT", path, query=params, body=obj, name=name), params)
 
     def patch(
         self,
@@ -792,7 +1031,9 @@ class ResourceClient:
             if force is not None:
                 raise ValueError("force is only valid for patch_type='apply'")
         path = self._path(self._ns_for_item(namespace), name, subresource)
-        result = self._call("PATCH", path, query=query, body=patch, content_type=content_type)
+        result = self._call(
+            "PATCH", path, query=query, body=patch, content_type=content_type, name=name
+        )
         return self._wrote(result, params)
 
     def apply(
@@ -814,10 +1055,16 @@ class ResourceClient:
         ``force`` takes the fields over. The namespace is ``namespace``, else
         ``obj``'s, else "default".
         """
-        path = self._path(self._ns_of(obj, namespace), self._name_of(obj))
+        name = self._name_of(obj)
+        path = self._path(self._ns_of(obj, namespace), name)
         query = {"field_manager": field_manager, "force": force}
         result = self._call(
-            "PATCH", path, query=query, body=obj, content_type=PATCH_CONTENT_TYPES["apply"]
+            "PATCH",
+            path,
+            query=query,
+            body=obj,
+            content_type=PATCH_CONTENT_TYPES["apply"],
+            name=name,
         )
         return self._wrote(result)
 
@@ -844,7 +1091,7 @@ class ResourceClient:
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = int(grace_period_seconds)
         path = self._path(self._ns_for_item(namespace), name)
-        result = self._call("DELETE", path, query=params, body=options)
+        result = self._call("DELETE", path, query=params, body=options, name=name)
         ns = self._ns_for_item(namespace)
         return self._wrote(result, params, name=name, namespace=ns, deleted=True)
 

@@ -18,16 +18,36 @@ available it alone makes a configuration (no credentials), like
 Only configuration, authentication and TLS come from the ``kubernetes``
 package; requests go through ``pycontroller.client.ResourceClient``.
 
+Kubeconfig files are read as ``clientcmd`` reads them: with several files
+(``$KUBECONFIG``) the first file to define a cluster, context or user by name
+wins, and so does the first ``current-context``; missing files in the list
+are skipped; relative file paths (``certificate-authority``,
+``client-certificate``, ``client-key``, ``tokenFile``, an exec ``command``
+with a path separator) are resolved against the directory of the file that
+holds them. A bearer token file (a user's ``tokenFile``, and the in-cluster
+service account token) is read trimmed of surrounding whitespace and re-read
+every ``TOKEN_FILE_REFRESH_PERIOD`` seconds (client-go's cached file token
+source), so rotated tokens are picked up; it takes precedence over a static
+``token``, and if a re-read fails the last good token keeps being used.
+
 ``qps`` and ``burst`` (client-go's ``rest.Config.QPS``/``Burst``, the
 ``--kube-api-qps``/``--kube-api-burst`` flags) set the token bucket that every
-``ResourceClient`` built on the returned ``ApiClient`` shares (default 20/30).
+``ResourceClient`` built on the returned ``ApiClient`` shares (default 20/30,
+controller-runtime's defaults; client-go's own ``rest.Config`` defaults are
+5/10).
 """
 
 from __future__ import annotations
 
+import copy
 import logging
+import math
 import os
+import threading
+import time
+from typing import Any
 
+import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import incluster_config
@@ -42,6 +62,9 @@ logger = logging.getLogger(__name__)
 SERVICE_TOKEN_FILENAME = incluster_config.SERVICE_TOKEN_FILENAME
 SERVICE_CERT_FILENAME = incluster_config.SERVICE_CERT_FILENAME
 DEFAULT_KUBECONFIG = "~/.kube/config"
+# How long a token read from a file is used before the file is read again
+# (client-go's NewCachedFileTokenSource: one minute).
+TOKEN_FILE_REFRESH_PERIOD = 60.0
 
 
 def _reason(err: BaseException) -> str:
@@ -65,11 +88,140 @@ class ConfigError(Exception):
         super().__init__(f"unable to load a Kubernetes client configuration (tried {detail})")
 
 
-def _from_kubeconfig(path: str, context: str | None) -> k8s_client.Configuration:
+class _FileTokenSource:
+    """client-go's ``cachedFileTokenSource``: the trimmed contents of a token
+    file, re-read once ``TOKEN_FILE_REFRESH_PERIOD`` has passed; when a re-read
+    fails (or finds an empty file) the last good token, else ``fallback``, is
+    used, and only with neither is the error raised."""
+
+    def __init__(self, path: str, fallback: str | None = None) -> None:
+        self.path = path
+        self._fallback = fallback or None
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        self._expires = -math.inf
+
+    def token(self) -> str:
+        with self._lock:
+            now = time.monotonic()
+            if self._token is not None and now < self._expires:
+                return self._token
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    token = f.read().strip()
+                if not token:
+                    raise ValueError(f"read empty token from file {self.path!r}")
+            except (OSError, ValueError) as err:
+                previous = self._token or self._fallback
+                if previous is None:
+                    raise
+                logger.error(
+                    "reading token file %s failed (using the last token): %s", self.path, err
+                )
+                return previous
+            self._token = token
+            self._expires = now + TOKEN_FILE_REFRESH_PERIOD
+            return token
+
+
+def _use_token_file(cfg: k8s_client.Configuration, path: str, fallback: str | None) -> None:
+    """Send the (re-read, trimmed) token of ``path`` as the bearer token of ``cfg``."""
+    source = _FileTokenSource(path, fallback)
+
+    def refresh(c: Any) -> None:
+        c.api_key["BearerToken"] = "Bearer " + source.token()
+
+    refresh(cfg)  # an unreadable file with no fallback fails the load, as in client-go
+    cfg.refresh_api_key_hook = refresh  # type: ignore[assignment]
+
+
+_PATH_KEYS = {
+    "clusters": ("cluster", ("certificate-authority",)),
+    "users": ("user", ("client-certificate", "client-key", "tokenFile")),
+}
+
+
+def _resolve_paths(kind: str, entry: dict[str, Any], base: str) -> None:
+    """``clientcmd.ResolveLocalPaths``: relative file references of one file's
+    cluster or user, made absolute against that file's directory."""
+    section, keys = _PATH_KEYS[kind]
+    body = entry.get(section)
+    if not isinstance(body, dict):
+        return
+    for key in keys:
+        value = body.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            body[key] = os.path.join(base, value)
+    exec_cfg = body.get("exec") if kind == "users" else None
+    if isinstance(exec_cfg, dict):
+        command = exec_cfg.get("command")
+        if isinstance(command, str) and os.sep in command and not os.path.isabs(command):
+            exec_cfg["command"] = os.path.join(base, command)
+
+
+def _merge_kubeconfigs(paths: list[str], *, explicit: bool) -> dict[str, Any]:
+    """Merge kubeconfig files as ``clientcmd.ClientConfigLoadingRules.Load`` does.
+
+    The first file to name a cluster, context or user wins, and so does the
+    first non-empty ``current-context``. Missing files are skipped (an
+    ``explicit`` one is an error); if none exists, ``FileNotFoundError``.
+    """
+    merged: dict[str, Any] = {"clusters": [], "contexts": [], "users": []}
+    seen: dict[str, set[str]] = {key: set() for key in merged}
+    found = False
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = yaml.safe_load(f)
+        except FileNotFoundError:
+            if explicit:
+                raise
+            continue
+        found = True
+        if doc is None:  # an empty file is an empty config
+            continue
+        if not isinstance(doc, dict):
+            raise ValueError(f"{path}: not a kubeconfig (expected a mapping)")
+        base = os.path.dirname(os.path.abspath(path))
+        for kind in ("clusters", "contexts", "users"):
+            for entry in doc.get(kind) or []:
+                if not isinstance(entry, dict) or entry.get("name") in seen[kind]:
+                    continue
+                entry = copy.deepcopy(entry)
+                seen[kind].add(str(entry.get("name")))
+                if kind in _PATH_KEYS:
+                    _resolve_paths(kind, entry, base)
+                merged[kind].append(entry)
+        current = doc.get("current-context")
+        if current and not merged.get("current-context"):
+            merged["current-context"] = current
+        for key, value in doc.items():
+            if key not in merged and key != "current-context":
+                merged[key] = copy.deepcopy(value)
+    if not found:
+        raise FileNotFoundError(f"no kubeconfig file found at {os.pathsep.join(paths)}")
+    return merged
+
+
+def _from_kubeconfig(
+    paths: list[str], context: str | None, *, explicit: bool = False
+) -> k8s_client.Configuration:
+    merged = _merge_kubeconfigs(paths, explicit=explicit)
     cfg = k8s_client.Configuration()
-    k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-        config_file=path, context=context, client_configuration=cfg, persist_config=False
+    k8s_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+        config_dict=merged, context=context, client_configuration=cfg, persist_config=False
     )
+    # The python loader reads tokenFile once and untrimmed (a trailing newline
+    # makes an invalid header); client-go re-reads and trims it, and prefers it
+    # to a static token.
+    ctx_name = context or merged.get("current-context")
+    ctx = next((c for c in merged["contexts"] if c.get("name") == ctx_name), None)
+    user_name = ((ctx or {}).get("context") or {}).get("user")
+    user_entry = next((u for u in merged["users"] if u.get("name") == user_name), None)
+    user = (user_entry or {}).get("user") or {}
+    token_file = user.get("tokenFile")
+    if token_file and "auth-provider" not in user and "exec" not in user:
+        _use_token_file(cfg, str(token_file), user.get("token") or None)
     return cfg
 
 
@@ -81,6 +233,8 @@ def _from_incluster() -> k8s_client.Configuration:
         environ=os.environ,
     )
     loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
+    # client-go's InClusterConfig sets BearerTokenFile: re-read and trimmed.
+    _use_token_file(cfg, SERVICE_TOKEN_FILENAME, None)
     return cfg
 
 
@@ -90,14 +244,15 @@ def _load_configuration(
     attempts: list[tuple[str, str]] = []
     if kubeconfig:
         try:
-            return _from_kubeconfig(os.path.expanduser(kubeconfig), context)
+            return _from_kubeconfig([os.path.expanduser(kubeconfig)], context, explicit=True)
         except Exception as err:
             raise ConfigError([(f"kubeconfig {kubeconfig!r}", _reason(err))]) from err
 
     env_path = os.environ.get("KUBECONFIG", "")
     if env_path:
         try:
-            return _from_kubeconfig(env_path, context)
+            paths = [os.path.expanduser(p) for p in env_path.split(os.pathsep) if p]
+            return _from_kubeconfig(paths, context)
         except Exception as err:
             attempts.append((f"$KUBECONFIG={env_path!r}", _reason(err)))
     else:
@@ -116,7 +271,7 @@ def _load_configuration(
     home_path = os.path.expanduser(DEFAULT_KUBECONFIG)
     if os.path.exists(home_path):
         try:
-            return _from_kubeconfig(home_path, context)
+            return _from_kubeconfig([home_path], context, explicit=True)
         except Exception as err:
             attempts.append((home_path, _reason(err)))
     else:
