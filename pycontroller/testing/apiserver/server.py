@@ -27,6 +27,10 @@ import yaml
 
 from pycontroller.testing.apiserver.http.auth import Authenticator, make_authorizer, user_named
 from pycontroller.testing.apiserver.http.faults import Faults
+from pycontroller.testing.apiserver.registry.admission_plugins import (
+    SYSTEM_PRIORITY_CLASSES,
+    system_priority_class,
+)
 from pycontroller.testing.apiserver.registry.admission_policy_status import PolicyStatusController
 from pycontroller.testing.apiserver.registry.gc import GarbageCollector
 from pycontroller.testing.apiserver.registry.kinds_registry import Registry
@@ -195,6 +199,7 @@ class APIServer:
                 WriteOptions(),
             )
         self._bootstrap_rbac()
+        self._bootstrap_priority_classes()
         # After the initial namespaces: a simulation writes nothing until start().
         self.simulator = Simulator(self.rest, simulate)
 
@@ -214,6 +219,17 @@ class APIServer:
         for _ in range(5):  # admin aggregates edit, which aggregates view
             if not self.rbac_aggregator.sync_once():
                 break
+
+    def _bootstrap_priority_classes(self) -> None:
+        """``system-node-critical`` and ``system-cluster-critical``, as
+        kube-apiserver's ``scheduling/bootstrap-system-priority-classes``
+        post-start hook creates them."""
+        classes = self.registry.get("scheduling.k8s.io", "v1", "priorityclasses")
+        if classes is None:
+            return
+        opts = WriteOptions(field_manager="kube-apiserver", user_agent="kube-apiserver")
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            self.rest.create(classes, None, system_priority_class(name, value, description), opts)
 
     # --- lifecycle -------------------------------------------------------------------
 

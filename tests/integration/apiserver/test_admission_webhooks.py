@@ -341,6 +341,10 @@ def test_a_mutating_webhook_patches_the_object_before_validation(
     assert code == 201, out
     assert out["metadata"]["labels"] == {"app": "x", "stamped": "yes"}
     assert "uid" not in hooks.reviews["/mutate"][-1]["request"]["object"]["metadata"]
+    # The field manager ran before admission: the webhook's label is nobody's.
+    (entry,) = out["metadata"]["managedFields"]
+    labels = entry["fieldsV1"]["f:metadata"]["f:labels"]
+    assert "f:app" in labels and "f:stamped" not in labels
     _, stored = request(server, "GET", f"{CONFIGMAPS}/a")
     assert stored["metadata"]["labels"] == {"app": "x", "stamped": "yes"}
     # An update: the webhook sees the patched object and the old one.

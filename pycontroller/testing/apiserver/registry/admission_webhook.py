@@ -92,7 +92,7 @@ from pycontroller.testing.apiserver.status import (
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.registry.rest import REST
 
-__all__ = ["Stale", "mutate", "validate", "validate_configuration"]
+__all__ = ["Stale", "configured", "mutate", "validate", "validate_configuration"]
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +119,11 @@ class Stale(Exception):
     def __init__(self, error: StatusError) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+def configured(rest: REST, rt: ResourceType) -> bool:
+    """Whether a mutating webhook configuration exists that could see ``rt``."""
+    return (rt.group, rt.plural) not in _EXEMPT and bool(rest.storage.items(MUTATING))
 
 
 # --- the lock -------------------------------------------------------------------------

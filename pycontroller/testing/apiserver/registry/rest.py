@@ -33,6 +33,7 @@ from pycontroller._time import format_rfc3339
 from pycontroller.meta import add_finalizer
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.registry import (
+    admission_plugins,
     admission_policy,
     admission_webhook,
     conversion,
@@ -655,6 +656,62 @@ class REST:
             else:
                 _meta(new)["managedFields"] = managed
 
+    def _admit_mutating(
+        self,
+        rt: ResourceType,
+        operation: str,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Mutating admission (the built-in plugins, then the webhooks): the
+        object to write, and a copy of it as it was before admission when
+        admission changed it (None otherwise), so that the field manager
+        records only what the request itself wrote: kube's handlers run the
+        field manager before mutating admission, whose changes are owned by
+        no manager."""
+        before = (
+            copy.deepcopy(obj)
+            if admission_plugins.may_mutate(rt, subresource)
+            or admission_webhook.configured(self, rt)
+            else None
+        )
+        admission_plugins.mutate(self, rt, operation, obj, old, subresource=subresource)
+        mutated = admission_webhook.mutate(
+            self, rt, operation, obj, old, subresource=subresource, dry_run=opts.dry_run,
+            warnings=opts.warnings, default=lambda o: self.defaulter.default(rt, o, old),
+        )  # fmt: skip
+        result = obj if mutated is None else mutated
+        if before is not None and before == result:
+            before = None
+        return result, before
+
+    def _track_unadmitted(
+        self,
+        rt: ResourceType,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        unadmitted: dict[str, Any] | None,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> None:
+        """``_track`` the write as the request made it: over ``unadmitted``
+        (defaulted as ``new`` was) when admission changed the object, its
+        managedFields then carried over to ``new``."""
+        if unadmitted is None:
+            self._track(rt, old, new, opts, subresource)
+            return
+        if rt.has_status and old is None:
+            unadmitted.pop("status", None)
+        self.defaulter.default(rt, unadmitted, old)
+        self._track(rt, old, unadmitted, opts, subresource)
+        managed = _meta(unadmitted).get("managedFields")
+        if managed is None:
+            _meta(new).pop("managedFields", None)
+        else:
+            _meta(new)["managedFields"] = managed
+
     def _check_namespace(self, rt: ResourceType, ns: str, name: str) -> None:
         nsobj = self.storage.get(("", "namespaces"), "", ns)
         if nsobj is None:
@@ -956,11 +1013,8 @@ class REST:
             self._check_namespace(rt, ns, name)
         if self.storage.get(rkey(rt), ns, name) is not None and not rv_set:
             raise already_exists(rt, name)
-        mutated = admission_webhook.mutate(
-            self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings,
-            default=lambda o: self.defaulter.default(rt, o, None),
-        )  # fmt: skip
-        if mutated is not obj and mutated is not None:
+        mutated, unadmitted = self._admit_mutating(rt, "CREATE", obj, None, opts)
+        if mutated is not obj:
             obj = mutated
             meta = _meta(obj)
             self._check_kind(rt, obj)
@@ -987,11 +1041,12 @@ class REST:
             raise invalid(rt, name, causes)
         admission_webhook.validate_configuration(rt, obj)
         self._validate_custom(rt, obj, None, opts)
-        self._track(rt, None, obj, opts)
+        self._track_unadmitted(rt, None, obj, unadmitted, opts)
         is_crd = (rt.group, rt.plural) == (CRD_GROUP, CRD_PLURAL)
         if is_crd:
             crd_mod.default_crd(obj)
             self._validate_crd(rt, obj, None)
+        admission_plugins.validate(self, rt, "CREATE", obj)
         admission_policy.admit(
             self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
         )
@@ -1174,11 +1229,8 @@ class REST:
     ) -> dict[str, Any]:
         """Validate, default and commit ``new`` over ``old`` (lock held)."""
         name = _meta(old).get("name", "")
-        mutated = admission_webhook.mutate(
-            self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
-            warnings=opts.warnings, default=lambda o: self.defaulter.default(rt, o, old),
-        )  # fmt: skip
-        if mutated is not new and mutated is not None:
+        mutated, unadmitted = self._admit_mutating(rt, "UPDATE", new, old, opts, subresource)
+        if mutated is not new:
             new = mutated
             self._check_kind(rt, new)
         self._validate_meta(rt, new)
@@ -1221,7 +1273,7 @@ class REST:
                         }
                     ],
                 )
-        self._track(rt, old, new, opts, subresource)
+        self._track_unadmitted(rt, old, new, unadmitted, opts, subresource)
         if builtin.tracks_generation(rt):
             gen = int(old_meta.get("generation") or 1)
             # A custom resource without status subresource: its strategy's
@@ -1239,6 +1291,7 @@ class REST:
             meta["generation"] = gen
         if not meta.get("finalizers"):
             meta.pop("finalizers", None)
+        admission_plugins.validate(self, rt, "UPDATE", new, subresource=subresource)
         admission_policy.admit(
             self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
             warnings=opts.warnings,
