@@ -139,6 +139,16 @@ def _pod_spec(spec: dict[str, Any]) -> None:
     if spec.get("terminationGracePeriodSeconds") is None:
         spec["terminationGracePeriodSeconds"] = 30
     _set_if_empty(spec, "schedulerName", "default-scheduler")
+    # Not a default but the v1 conversion every write goes through
+    # (Convert_v1_PodSpec_To_core_PodSpec and back): serviceAccount is the
+    # deprecated alias of serviceAccountName, taken when that is empty and
+    # always written back equal to it.
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if account:
+        spec["serviceAccountName"] = account
+        spec["serviceAccount"] = account
+    else:
+        spec.pop("serviceAccount", None)
 
 
 def _set_if_empty(obj: dict[str, Any], key: str, value: Any) -> None:
