@@ -77,7 +77,8 @@ logger = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
 POLICIES = (GROUP, "validatingadmissionpolicies")
 BINDINGS = (GROUP, "validatingadmissionpolicybindings")
-_EXCLUDED = frozenset(
+# generic/plugin.go isPolicyResource: never admitted by the policies.
+POLICY_RESOURCES = frozenset(
     {
         POLICIES,
         BINDINGS,
@@ -156,7 +157,7 @@ def admit(
     and binding kinds themselves (never admitted), validate the object as
     kube's strategy does instead."""
     rk = (rt.group, rt.plural)
-    if rk in _EXCLUDED:
+    if rk in POLICY_RESOURCES:
         if operation != "DELETE" and obj is not None and subresource == "":
             _validate_policy_object(rt, obj)
         return

@@ -99,16 +99,9 @@ logger = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
 MUTATING = (GROUP, "mutatingwebhookconfigurations")
 VALIDATING = (GROUP, "validatingwebhookconfigurations")
-_EXEMPT = frozenset(
-    {
-        MUTATING,
-        VALIDATING,
-        (GROUP, "validatingadmissionpolicies"),
-        (GROUP, "validatingadmissionpolicybindings"),
-        (GROUP, "mutatingadmissionpolicies"),
-        (GROUP, "mutatingadmissionpolicybindings"),
-    }
-)
+# IsExemptAdmissionConfigurationResource: the policy resources (which the
+# policies exempt too) and the webhook configurations themselves.
+_EXEMPT = policy.POLICY_RESOURCES | {MUTATING, VALIDATING}
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
