@@ -51,6 +51,12 @@ from any), so a scheduled Pod gets its
 grace period: it stays Terminating (holding a foreground owner, or its
 namespace, with it) until its kubelet deletes it with grace 0.
 
+Each of those deletes is admitted first (``REST.admit_delete_locked``), as
+the user kube's controller deletes with: admission policies and webhooks see
+them and may refuse them; a refused delete is retried after ``retry``
+seconds, as kube's controllers retry (the object, and a namespace or CRD
+waiting for it, stays until it is admitted).
+
 Each pass takes the storage lock for at most ``batch_seconds`` at a time, so
 a cascade over thousands of dependents never stalls clients' writes. The
 listener is installed for the collector's whole life (not only while its
@@ -68,6 +74,8 @@ import time
 from typing import Any
 
 from pycontroller.meta import remove_finalizer
+from pycontroller.testing.apiserver.http.auth import UserInfo, service_account_user
+from pycontroller.testing.apiserver.registry import admission_webhook
 from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.rest import (
     CRD_RKEY,
@@ -80,12 +88,24 @@ from pycontroller.testing.apiserver.registry.rest import (
 from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import crd as crd_mod
+from pycontroller.testing.apiserver.status import StatusError
 
 __all__ = ["GarbageCollector"]
 
 logger = logging.getLogger(__name__)
 
 NS_RKEY = ("", "namespaces")
+
+
+# The users kube's controllers delete as.
+GC_USER = service_account_user("kube-system", "generic-garbage-collector")
+NAMESPACE_USER = service_account_user("kube-system", "namespace-controller")
+# apiextensions-apiserver deletes a CRD's instances over its loopback client.
+APISERVER_USER = UserInfo("system:apiserver", groups=("system:masters",))
+
+
+class _Refused(Exception):
+    """A delete admission refused: retry later, without a traceback."""
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -361,6 +381,10 @@ class GarbageCollector(BackgroundLoop):
                     queue, key = item
                     try:
                         writes += self._process(queue, key)
+                    except _Refused as refused:
+                        logger.info("garbage collector: %s; retrying %s", refused, key)
+                        with self._mu:
+                            self._retries.append((time.monotonic() + self.retry, queue, key))
                     except Exception:  # keep collecting; a bug here must not kill the thread
                         logger.exception("garbage collector failed on %s", key)
                         with self._mu:
@@ -448,7 +472,10 @@ class GarbageCollector(BackgroundLoop):
                 if not _meta(cur).get("deletionTimestamp"):
                     dep_uid = str(_meta(cur).get("uid"))
                     policy = "Foreground" if self._has_dependents(dep_uid) else "Background"
-                    rest.delete_locked(drt, cur, policy)
+                    admitted = self._admitted(drk, drt, cur, GC_USER)
+                    if admitted is None:
+                        continue
+                    rest.delete_locked(drt, admitted, policy)
                     writes += 1
             if blocking == 0:
                 rest.remove_finalizer_locked(rt, obj, FOREGROUND)
@@ -471,7 +498,9 @@ class GarbageCollector(BackgroundLoop):
             rt = rest.type_for(rk)
             if rt is None or not rt.namespaced:
                 continue
-            deleted, left = self._delete_each(rt, storage.items(rk, ns), "Background")
+            deleted, left = self._delete_each(
+                rt, storage.items(rk, ns), "Background", NAMESPACE_USER
+            )
             writes += deleted
             resource = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
             for obj in left:
@@ -503,21 +532,54 @@ class GarbageCollector(BackgroundLoop):
         return writes
 
     def _delete_each(
-        self, rt: ResourceType, objs: list[dict[str, Any]], propagation: str | None
+        self,
+        rt: ResourceType,
+        objs: list[dict[str, Any]],
+        propagation: str | None,
+        user: UserInfo,
     ) -> tuple[int, list[dict[str, Any]]]:
-        """Delete every object of ``objs`` not yet terminating (with
-        ``propagation``); (deletes issued, the objects still there: kept by
-        finalizers or a grace period)."""
+        """Delete (as ``user``) every object of ``objs`` not yet terminating
+        (with ``propagation``); (deletes issued, the objects still there: kept
+        by finalizers or a grace period). A delete admission refuses raises
+        ``_Refused`` once the others are issued."""
         rk = rkey(rt)
         writes = 0
         left = []
+        refused: _Refused | None = None
         for obj in objs:
             if not _meta(obj).get("deletionTimestamp"):
-                obj = self.rest.delete_locked(rt, obj, propagation)
+                try:
+                    cur = self._admitted(rk, rt, obj, user)
+                except _Refused as err:
+                    refused = refused or err
+                    continue
+                if cur is None:
+                    continue
+                obj = self.rest.delete_locked(rt, cur, propagation)
                 writes += 1
             if self._current(rk, obj) is not None:
                 left.append(obj)
+        if refused is not None:
+            raise refused
         return writes, left
+
+    def _admitted(
+        self, rk: tuple[str, str], rt: ResourceType, obj: dict[str, Any], user: UserInfo
+    ) -> dict[str, Any] | None:
+        """``obj`` as stored now, once admission let ``user`` delete it (None:
+        gone meanwhile). Raises ``_Refused`` when admission refuses."""
+        cur = self._current(rk, obj)
+        if cur is None or _meta(cur).get("deletionTimestamp"):
+            return None
+        try:
+            self.rest.admit_delete_locked(rt, cur, user)
+        except admission_webhook.Stale:
+            raise _Refused(f"{rt.plural} {_meta(cur).get('name')} changed while admitted") from None
+        except StatusError as err:
+            raise _Refused(
+                f"delete of {rt.plural} {_meta(cur).get('name')}: {err.message}"
+            ) from None
+        return self._current(rk, cur)
 
     def _crd(self, name: str) -> int:
         """apiextensions' CRD finalizer (``crd_finalizer.go``): delete the
@@ -551,7 +613,7 @@ class GarbageCollector(BackgroundLoop):
             if rt is not None:
                 # DeleteCollection with nil options: no policy, so an
                 # instance's own propagation finalizer decides.
-                deleted, left = self._delete_each(rt, storage.items(rk), None)
+                deleted, left = self._delete_each(rt, storage.items(rk), None, APISERVER_USER)
                 writes += deleted
                 if left:
                     return writes  # queued again as each one goes
@@ -588,7 +650,10 @@ class GarbageCollector(BackgroundLoop):
             owner = storage.location_of_uid(str(ref.get("uid")))
             (alive if owner is not None else dangling).append(ref)
         if not alive:
-            rest.delete_locked(rt, cur, "Background")
+            admitted = self._admitted(rk, rt, cur, GC_USER)
+            if admitted is None:
+                return 0
+            rest.delete_locked(rt, admitted, "Background")
             return 1
         if dangling:
             new = copy.deepcopy(cur)

@@ -32,6 +32,7 @@ from pycontroller import _json
 from pycontroller._time import format_rfc3339
 from pycontroller.meta import add_finalizer
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
+from pycontroller.testing.apiserver.http.auth import UserInfo
 from pycontroller.testing.apiserver.registry import (
     admission_plugins,
     admission_policy,
@@ -1686,9 +1687,7 @@ class REST:
                 )
             if (rt.group, rt.plural) == ("", "namespaces") and name in PROTECTED_NAMESPACES:
                 raise forbidden(rt, name, "this namespace may not be deleted")
-            admission_webhook.mutate(self, rt, "DELETE", None, old, dry_run=dry_run)
-            admission_policy.admit(self, rt, "DELETE", None, old, dry_run=dry_run)
-            admission_webhook.validate(self, rt, "DELETE", None, old, dry_run=dry_run)
+            self._admit_delete(rt, old, dry_run=dry_run)
             # A dry run goes the whole way but commits nothing: an object that
             # finalizers (or the propagation policy's) keep is answered marked
             # as deleting, as kube's updateForGracefulDeletionAndFinalizers does.
@@ -1698,6 +1697,25 @@ class REST:
             if finalized and not kinds_mod.returns_deleted_object(rt):
                 return _deleted_status(rt, obj), deleted
             return self.out(rt, obj), deleted
+
+    def _admit_delete(self, rt: ResourceType, old: dict[str, Any], *, dry_run: bool) -> None:
+        """A DELETE's admission: mutating webhooks (which may not change
+        anything), the policies, the validating webhooks."""
+        admission_webhook.mutate(self, rt, "DELETE", None, old, dry_run=dry_run)
+        admission_policy.admit(self, rt, "DELETE", None, old, dry_run=dry_run)
+        admission_webhook.validate(self, rt, "DELETE", None, old, dry_run=dry_run)
+
+    def admit_delete_locked(self, rt: ResourceType, old: dict[str, Any], user: UserInfo) -> None:
+        """Admit a delete the server's own controllers make (garbage collector,
+        namespace deleter, CRD finalizer) as ``user``: they delete through the
+        API on a cluster, so admission policies and webhooks see (and may
+        refuse) their deletes too. Raises the refusal's ``StatusError`` (or
+        ``admission_webhook.Stale`` when ``old`` changed while webhooks ran)."""
+        token = admission_policy.REQUEST_USER.set(user)
+        try:
+            self._admit_delete(rt, old, dry_run=False)
+        finally:
+            admission_policy.REQUEST_USER.reset(token)
 
     def delete_locked(
         self,
