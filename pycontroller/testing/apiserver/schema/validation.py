@@ -449,6 +449,9 @@ def causes(
 ) -> list[dict[str, Any]]:
     """The validation errors of built-in ``obj`` (``old``: the stored object
     on update)."""
+    # Imported here: they build on this module's helpers.
+    from pycontroller.testing.apiserver.schema import validation_apps, validation_pod
+
     if rt.is_crd:
         return []
     key = (rt.group, rt.kind)
@@ -461,9 +464,13 @@ def causes(
         out.extend(_selector_causes(obj, old))
     pod_path = _POD_SPECS.get(key)
     if pod_path is not None:
-        out.extend(pod_spec_causes(".".join(pod_path), _get(obj, *pod_path)))
+        spec_path = ".".join(pod_path)
+        pod_spec = _get(obj, *pod_path)
+        out.extend(pod_spec_causes(spec_path, pod_spec))
+        out.extend(validation_pod.pod_spec_causes(spec_path, pod_spec))
     if key == ("", "Service"):
         out.extend(_service_causes(obj))
     if key == ("batch", "Job") and old is not None:
         out.extend(_job_update_causes(obj, old))
+    out.extend(validation_apps.causes(rt, obj, old))
     return out
