@@ -10,8 +10,9 @@ DEL), ``\\uNNNN`` or ``\\UNNNNNNNN`` (lower-case hex, as Go writes them).
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
-__all__ = ["is_print", "quote"]
+__all__ = ["is_print", "quote", "value_text"]
 
 _ESCAPES = {
     "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
@@ -43,3 +44,13 @@ def quote(value: str) -> str:
             out.append(f"\\U{ord(ch):08x}")
     out.append('"')
     return "".join(out)
+
+
+def value_text(value: Any) -> str:
+    """A simple value as ``field.Error`` prints it: a string ``%q``, a number
+    or bool ``%v``."""
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

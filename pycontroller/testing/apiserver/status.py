@@ -204,6 +204,11 @@ def required_cause(field: str, detail: str = "") -> dict[str, Any]:
     }
 
 
+def forbidden_cause(field: str, detail: str) -> dict[str, Any]:
+    """``field.Forbidden``'s cause."""
+    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
+
+
 def invalid_cause(field: str, shown: str, detail: str) -> dict[str, Any]:
     """``field.Invalid``'s cause: ``shown`` is the bad value as Go prints it."""
     return {

@@ -12,7 +12,14 @@ from __future__ import annotations
 import random
 import re
 
-__all__ = ["generate_name", "label_value_errors", "qualified_name_errors", "validate_name"]
+__all__ = [
+    "config_key_errors",
+    "generate_name",
+    "label_value_errors",
+    "qualified_name_errors",
+    "regex_error",
+    "validate_name",
+]
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN = _DNS1123_LABEL + r"(\." + _DNS1123_LABEL + r")*"
@@ -98,10 +105,41 @@ _LABEL_VALUE_MSG = (
 )
 
 
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
     """``validation.RegexError`` (its doubled space before "or" included)."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
     shown = " or ".join(f"'{e}', " for e in examples)
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+_CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
+
+
+def config_key_errors(key: str) -> list[str]:
+    """``validation.IsConfigMapKey``: a ConfigMap or Secret key, and the keys
+    pods reference in them."""
+    errs = []
+    if len(key) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _CONFIG_KEY_RE.fullmatch(key):
+        errs.append(
+            regex_error(
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                _CONFIG_KEY_FMT,
+                "key.name",
+                "KEY_NAME",
+                "key-name",
+            )
+        )
+    if key == ".":
+        errs.append("must not be '.'")
+    elif key == "..":
+        errs.append("must not be '..'")
+    elif key.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
 
 
 def qualified_name_errors(value: str) -> list[str]:
@@ -119,7 +157,7 @@ def qualified_name_errors(value: str) -> list[str]:
     else:
         return [
             "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
@@ -128,7 +166,7 @@ def qualified_name_errors(value: str) -> list[str]:
         errs.append("name part must be no more than 63 characters")
     if not _QNAME_RE.match(name):
         errs.append(
-            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            "name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
     return errs
 
@@ -139,7 +177,5 @@ def label_value_errors(value: str) -> list[str]:
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
     if not _LABEL_VALUE_RE.match(value):
-        errs.append(
-            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
+        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs

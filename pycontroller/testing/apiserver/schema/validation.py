@@ -38,7 +38,7 @@ from typing import Any
 from pycontroller.testing.apiserver.registry.names import validate_name
 from pycontroller.testing.apiserver.resource_types import ResourceType
 
-__all__ = ["causes", "port_name_errors"]
+__all__ = ["as_int", "causes", "get_path", "port_name_errors"]
 
 _PORT_RANGE = "must be between 1 and 65535, inclusive"
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -59,7 +59,8 @@ def _invalid(field: str, value: Any, msg: str) -> dict[str, Any]:
     return _c(field, f"Invalid value: {shown}: {msg}")
 
 
-def _int(v: Any) -> int | None:
+def as_int(v: Any) -> int | None:
+    """``v`` if it is a JSON integer (not a bool), else None."""
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
@@ -80,7 +81,7 @@ def port_name_errors(name: str) -> list[str]:
 
 
 def _port_num(field: str, value: Any) -> list[dict[str, Any]]:
-    n = _int(value)
+    n = as_int(value)
     if n is not None and not 1 <= n <= 65535:
         return [_invalid(field, n, _PORT_RANGE)]
     return []
@@ -257,7 +258,8 @@ def pod_spec_causes(path: str, spec: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _get(obj: Any, *path: str) -> Any:
+def get_path(obj: Any, *path: str) -> Any:
+    """The value at ``path`` in nested dicts (None where one is missing)."""
     for key in path:
         if not isinstance(obj, dict):
             return None
@@ -300,7 +302,7 @@ def _service_causes(obj: dict[str, Any]) -> list[dict[str, Any]]:
             if name in names:
                 out.append(_c(f"{pp}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
             names.add(str(name))
-        port = _int(p.get("port")) or 0
+        port = as_int(p.get("port")) or 0
         if not 1 <= port <= 65535:
             out.append(_invalid(f"{pp}.port", port, _PORT_RANGE))
         out.extend(_protocol(f"{pp}.protocol", p.get("protocol")))
@@ -309,10 +311,10 @@ def _service_causes(obj: dict[str, Any]) -> list[dict[str, Any]]:
             for msg in port_name_errors(target):
                 out.append(_invalid(f"{pp}.targetPort", target, msg))
         else:
-            n = _int(target)
+            n = as_int(target)
             if n is not None and not 1 <= n <= 65535:
                 out.append(_invalid(f"{pp}.targetPort", n, _PORT_RANGE))
-        node_port = _int(p.get("nodePort"))
+        node_port = as_int(p.get("nodePort"))
         if node_port:
             if stype == "ClusterIP":
                 out.append(
@@ -341,7 +343,7 @@ def _selector_causes(obj: dict[str, Any], old: dict[str, Any] | None) -> list[di
     ):
         return [_required("spec.selector")]
     out: list[dict[str, Any]] = []
-    labels = _get(spec, "template", "metadata", "labels") or {}
+    labels = get_path(spec, "template", "metadata", "labels") or {}
     match = selector.get("matchLabels") or {}
     if any(labels.get(k) != v for k, v in match.items()):
         out.append(
@@ -351,7 +353,7 @@ def _selector_causes(obj: dict[str, Any], old: dict[str, Any] | None) -> list[di
             )
         )
     if old is not None:
-        old_sel = _get(old, "spec", "selector")
+        old_sel = get_path(old, "spec", "selector")
         if old_sel is not None and old_sel != selector:
             out.append(_c("spec.selector", f"Invalid value: {_selector_go(selector)}: field is "
                           "immutable"))  # fmt: skip
@@ -457,7 +459,7 @@ def causes(
     key = (rt.group, rt.kind)
     out: list[dict[str, Any]] = []
     if key == ("batch", "CronJob"):
-        name = _get(obj, "metadata", "name")
+        name = get_path(obj, "metadata", "name")
         if isinstance(name, str) and len(name) > 52:
             out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
     if key in (("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")):
@@ -465,7 +467,7 @@ def causes(
     pod_path = _POD_SPECS.get(key)
     if pod_path is not None:
         spec_path = ".".join(pod_path)
-        pod_spec = _get(obj, *pod_path)
+        pod_spec = get_path(obj, *pod_path)
         out.extend(pod_spec_causes(spec_path, pod_spec))
         out.extend(validation_pod.pod_spec_causes(spec_path, pod_spec))
     if key == ("", "Service"):

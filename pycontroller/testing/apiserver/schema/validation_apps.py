@@ -34,14 +34,19 @@ from collections.abc import Callable
 from typing import Any
 
 from pycontroller.testing.apiserver.gofmt import quote
+from pycontroller.testing.apiserver.gofmt import value_text as _shown
 from pycontroller.testing.apiserver.registry.names import (
+    config_key_errors,
     label_value_errors,
     qualified_name_errors,
     validate_name,
 )
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import quantity
+from pycontroller.testing.apiserver.schema.validation import as_int as _int
+from pycontroller.testing.apiserver.schema.validation import get_path as _get
 from pycontroller.testing.apiserver.schema.validation import port_name_errors
+from pycontroller.testing.apiserver.status import forbidden_cause as _forbidden
 from pycontroller.testing.apiserver.status import (
     invalid_cause,
     not_supported_cause,
@@ -56,33 +61,8 @@ _NEGATIVE = "must be greater than or equal to 0"  # IsNegativeErrorMsg
 _IMMUTABLE_SET = "field is immutable when `immutable` is set"
 
 
-def _forbidden(field: str, detail: str) -> Cause:
-    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
-
-
-def _get(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
-def _shown(value: Any) -> str:
-    """How ``field.Invalid`` prints a simple value (``%q`` or ``%v``)."""
-    if isinstance(value, str):
-        return quote(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _nonnegative(field: str, value: Any) -> list[Cause]:
@@ -664,35 +644,11 @@ def _labels(field: str, labels: Any) -> list[Cause]:
     return out
 
 
-_CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
-_CONFIG_KEY_MSG = (
-    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
-    "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
-    "'[-._a-zA-Z0-9]+')"
-)
-
-
-def _config_key_errors(key: str) -> list[str]:
-    """``validation.IsConfigMapKey``."""
-    errs: list[str] = []
-    if len(key) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _CONFIG_KEY_RE.match(key):
-        errs.append(_CONFIG_KEY_MSG)
-    if key == ".":
-        errs.append("must not be '.'")
-    elif key == "..":
-        errs.append("must not be '..'")
-    elif key.startswith(".."):
-        errs.append("must not start with '..'")
-    return errs
-
-
 def _keys(field: str, values: Any) -> list[Cause]:
     return [
         invalid_cause(f"{field}[{k}]", quote(str(k)), msg)
         for k in _dict(values)
-        for msg in _config_key_errors(str(k))
+        for msg in config_key_errors(str(k))
     ]
 
 
@@ -715,7 +671,7 @@ def _configmap(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     out = _immutable_update(obj, old, ("data", "binaryData")) if old is not None else []
     data, binary = _dict(obj.get("data")), _dict(obj.get("binaryData"))
     for k in data:
-        for msg in _config_key_errors(str(k)):
+        for msg in config_key_errors(str(k)):
             out.append(invalid_cause(f"data[{k}]", quote(str(k)), msg))
         if k in binary:
             out.append(

@@ -36,13 +36,20 @@ from collections.abc import Callable
 from typing import Any
 
 from pycontroller.testing.apiserver.gofmt import quote
+from pycontroller.testing.apiserver.gofmt import value_text as _shown
 from pycontroller.testing.apiserver.registry.names import (
+    config_key_errors,
     label_value_errors,
     qualified_name_errors,
+    regex_error,
     validate_name,
 )
 from pycontroller.testing.apiserver.schema import quantity
+from pycontroller.testing.apiserver.schema.validation import as_int as _int
 from pycontroller.testing.apiserver.schema.validation import port_name_errors
+from pycontroller.testing.apiserver.status import forbidden_cause as _forbidden
+from pycontroller.testing.apiserver.status import invalid_cause
+from pycontroller.testing.apiserver.status import required_cause as _required
 
 __all__ = ["pod_spec_causes"]
 
@@ -56,33 +63,8 @@ _FORBIDDEN_INIT = "may not be set for init containers without restartPolicy=Alwa
 # -- causes, as field.Error prints them ------------------------------------
 
 
-def _shown(value: Any) -> str:
-    """``ErrorBody``'s value: a string ``%q``, a number or bool ``%v``."""
-    if isinstance(value, str):
-        return quote(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def _invalid(field: str, value: Any, detail: str) -> Cause:
-    return {
-        "reason": "FieldValueInvalid",
-        "message": f"Invalid value: {_shown(value)}: {detail}",
-        "field": field,
-    }
-
-
-def _required(field: str, detail: str = "") -> Cause:
-    return {
-        "reason": "FieldValueRequired",
-        "message": "Required value" + (f": {detail}" if detail else ""),
-        "field": field,
-    }
-
-
-def _forbidden(field: str, detail: str) -> Cause:
-    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
+    return invalid_cause(field, _shown(value), detail)
 
 
 def _duplicate(field: str, value: Any) -> Cause:
@@ -102,10 +84,6 @@ def _not_supported(field: str, value: Any, supported: tuple[str, ...]) -> Cause:
     }
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -120,14 +98,6 @@ def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:
 
 def _dict(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """``validation.RegexError``."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
 def _each(field: str, value: str, msgs: list[str]) -> list[Cause]:
@@ -146,8 +116,6 @@ _RELAXED_ENV_MSG = (
     "a valid environment variable name must consist only of printable ASCII characters other "
     "than '='"
 )
-_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
-_CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
 _HTTP_HEADER_FMT = "[-A-Za-z0-9]+"
 _HTTP_HEADER_RE = re.compile(_HTTP_HEADER_FMT)
 _DOTTED_QUAD = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}")
@@ -158,30 +126,6 @@ def _relaxed_env_name_errors(name: str) -> list[str]:
     if any(ord(ch) > 0x7E or ord(ch) < 0x20 or ch == "=" for ch in name):
         return [_RELAXED_ENV_MSG]
     return []
-
-
-def _config_map_key_errors(key: str) -> list[str]:
-    """``IsConfigMapKey``."""
-    errs = []
-    if len(key) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _CONFIG_KEY_RE.fullmatch(key):
-        errs.append(
-            _regex_error(
-                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
-                _CONFIG_KEY_FMT,
-                "key.name",
-                "KEY_NAME",
-                "key-name",
-            )
-        )
-    if key == ".":
-        errs.append("must not be '.'")
-    elif key == "..":
-        errs.append("must not be '..'")
-    elif key.startswith(".."):
-        errs.append("must not start with '..'")
-    return errs
 
 
 def _is_ip(value: str) -> bool:
@@ -335,7 +279,7 @@ def _key_selector(fp: str, sel: dict[str, Any]) -> list[Cause]:
     if not key:
         out.append(_required(f"{fp}.key"))
     else:
-        out.extend(_each(f"{fp}.key", key, _config_map_key_errors(key)))
+        out.extend(_each(f"{fp}.key", key, config_key_errors(key)))
     return out
 
 
@@ -555,7 +499,7 @@ def _handler(
             for _, header in _dicts(action.get("httpHeaders")):
                 name = _str(header.get("name"))
                 if not _HTTP_HEADER_RE.fullmatch(name):
-                    msg = _regex_error(
+                    msg = regex_error(
                         "a valid HTTP header must consist of alphanumeric characters or '-'",
                         _HTTP_HEADER_FMT,
                         "X-Header-Name",
