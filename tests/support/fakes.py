@@ -6,6 +6,8 @@ import queue
 import threading
 from typing import Any
 
+from pycontroller.cache import ListWatch
+
 _END = object()
 
 
@@ -125,6 +127,8 @@ class ScriptedListerWatcher:
         self.lists: list[Any] = lists if lists is not None else []
         self.watch_calls: list[dict[str, Any]] = []
         self.list_calls: list[dict[str, Any]] = []
+        # The idle FakeWatches handed out once ``watches`` ran dry.
+        self.idle: list[FakeWatch] = []
         self.lock = threading.Lock()
 
     def list(self, **opts: Any) -> dict[str, Any]:
@@ -139,11 +143,18 @@ class ScriptedListerWatcher:
     def watch(self, **opts: Any) -> FakeWatch:
         with self.lock:
             self.watch_calls.append(opts)
-            result = self.watches.pop(0) if self.watches else FakeWatch()
+            result = self.watches.pop(0) if self.watches else None
+            if result is None:
+                result = FakeWatch()
+                self.idle.append(result)
         if isinstance(result, BaseException):
             raise result
         assert isinstance(result, FakeWatch)
         return result
+
+    def as_listwatch(self) -> ListWatch:
+        """A plain ``ListWatch`` over these scripts: one without streaming lists."""
+        return ListWatch(self.list, self.watch)
 
     def streamed(self) -> list[bool]:
         """Per watch call: whether it asked for a streamed list."""

@@ -8,53 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.fakes import FakeWatch, ev, obj, page
+from support.fakes import FakeWatch, ScriptedListerWatcher, ev, obj, page
 
 from pycontroller.cache import DeltaFIFO, ExponentialBackoff, Indexer, ListWatch, Reflector
 from pycontroller.clock import FakeClock
 from pycontroller.errors import ApiError, GoneError, TooManyRequestsError
 from pycontroller.testing.wait import wait_for
-
-
-class FakeLW:
-    """Scripted list/watch answers; records every call's options.
-
-    ``lists``/``watches`` hold results (dict / FakeWatch) or exceptions,
-    consumed in order. When ``watches`` runs dry an open, idle FakeWatch is
-    returned (and kept in ``idle``) so the reflector just waits.
-    """
-
-    def __init__(self) -> None:
-        self.lists: list[Any] = []
-        self.watches: list[Any] = []
-        self.list_calls: list[dict[str, Any]] = []
-        self.watch_calls: list[dict[str, Any]] = []
-        self.idle: list[FakeWatch] = []
-        self.lock = threading.Lock()
-
-    def list(self, **opts: Any) -> dict[str, Any]:
-        with self.lock:
-            self.list_calls.append(opts)
-            result = self.lists.pop(0) if self.lists else page([], 1)
-        if isinstance(result, BaseException):
-            raise result
-        assert isinstance(result, dict)
-        return result
-
-    def watch(self, **opts: Any) -> FakeWatch:
-        with self.lock:
-            self.watch_calls.append(opts)
-            result = self.watches.pop(0) if self.watches else None
-            if result is None:
-                result = FakeWatch()
-                self.idle.append(result)
-        if isinstance(result, BaseException):
-            raise result
-        assert isinstance(result, FakeWatch)
-        return result
-
-    def as_listwatch(self) -> ListWatch:
-        return ListWatch(self.list, self.watch)
 
 
 class RecordingStore:
@@ -135,7 +94,7 @@ class Runner:
 
 
 def test_first_list_then_watch_options_and_events_in_order() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("foo", 1)], 1)]
     w = FakeWatch(
         [
@@ -167,7 +126,7 @@ def test_first_list_then_watch_options_and_events_in_order() -> None:
 
 
 def test_paging_follows_continue_tokens_without_resource_version() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [
         page([obj("a", 1), obj("b", 1)], 10, "c1"),
         page([obj("c", 1), obj("d", 1)], 10, "c2"),
@@ -187,7 +146,7 @@ def test_paging_follows_continue_tokens_without_resource_version() -> None:
 
 
 def test_expired_continue_token_falls_back_to_one_full_list() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [
         page([obj("a", 1)], 10, "c1"),
         GoneError(410, "Expired", "continue token too old"),
@@ -204,7 +163,7 @@ def test_expired_continue_token_falls_back_to_one_full_list() -> None:
 
 
 def test_server_ignoring_limit_is_one_page() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj(f"o{i}", 1) for i in range(7)], 3)]
     store = RecordingStore()
     r = Reflector(lw.as_listwatch(), store, "t", page_size=2, clock=FakeClock())
@@ -216,7 +175,7 @@ def test_server_ignoring_limit_is_one_page() -> None:
 
 def test_watch_error_event_410_relists_at_last_rv_after_backoff() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 10), page([obj("a", 1)], 20)]
     gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}
     lw.watches = [FakeWatch([ev("MODIFIED", obj("a", 11)), ev("ERROR", gone)])]
@@ -234,7 +193,7 @@ def test_watch_error_event_410_relists_at_last_rv_after_backoff() -> None:
 
 def test_list_410_retries_at_once_with_consistent_read() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "x"}
     lw.lists = [
         page([obj("a", 1)], 10),
@@ -254,7 +213,7 @@ def test_list_410_retries_at_once_with_consistent_read() -> None:
 
 def test_too_large_resource_version_on_list_retries_with_consistent_read() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [
         page([obj("a", 1)], 20),
         ApiError(504, "Timeout", "Too large resource version: 20, current: 10"),
@@ -270,7 +229,7 @@ def test_too_large_resource_version_on_list_retries_with_consistent_read() -> No
 
 def test_bookmark_advances_rv_and_watch_resumes_without_relist() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 5)]
     lw.watches = [
         FakeWatch(
@@ -291,7 +250,7 @@ def test_bookmark_advances_rv_and_watch_resumes_without_relist() -> None:
 
 def test_very_short_watch_relists() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([], 5), page([], 7)]
     lw.watches = [FakeWatch(end=True)]
     r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock)
@@ -307,7 +266,7 @@ def test_very_short_watch_relists() -> None:
 )
 def test_watch_start_refused_or_429_backs_off_and_retries_same_rv(failure: Exception) -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 5)]
     lw.watches = [failure, failure, failure, FakeWatch([ev("ADDED", obj("b", 6))])]
     sleeps: list[float] = []
@@ -330,7 +289,7 @@ def test_watch_start_refused_or_429_backs_off_and_retries_same_rv(failure: Excep
 
 def test_other_watch_start_error_relists_after_backoff() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([], 5), page([], 8)]
     lw.watches = [ApiError(500, "InternalError", "boom")]
     r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=clock)
@@ -342,7 +301,7 @@ def test_other_watch_start_error_relists_after_backoff() -> None:
 
 def test_list_failure_is_retried_with_growing_backoff() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [ConnectionRefusedError("down")] * 3 + [page([obj("a", 1)], 4)]
     errors: list[BaseException] = []
     start = clock.now()
@@ -385,7 +344,7 @@ def test_backoff_jitter_range() -> None:
 
 def test_resync_timer_calls_store_resync_when_allowed() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 5)]
     store = RecordingStore()
     allowed = [False]
@@ -411,7 +370,7 @@ def test_resync_timer_calls_store_resync_when_allowed() -> None:
 
 def test_resync_error_ends_watch_and_relists() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([], 5), page([], 6)]
     store = RecordingStore()
     store.resync_error = RuntimeError("resync broke")
@@ -424,7 +383,7 @@ def test_resync_error_ends_watch_and_relists() -> None:
 
 
 def test_stop_wakes_a_blocked_watch_promptly() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([], 5)]
     r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=FakeClock())
     runner = Runner(r, "list_and_watch")
@@ -440,7 +399,7 @@ def test_stop_wakes_a_blocked_watch_promptly() -> None:
 
 
 def test_list_and_watch_with_stop_already_set_does_nothing() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=FakeClock())
     stop = threading.Event()
     stop.set()
@@ -450,7 +409,7 @@ def test_list_and_watch_with_stop_already_set_does_nothing() -> None:
 
 
 def test_list_error_propagates_from_list_and_watch() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [ApiError(403, "Forbidden", "access denied")]
     r = Reflector(lw.as_listwatch(), RecordingStore(), "t", clock=FakeClock())
     with pytest.raises(ApiError, match="access denied"):
@@ -459,7 +418,7 @@ def test_list_error_propagates_from_list_and_watch() -> None:
 
 def test_paging_latch_keeps_paging_relists_when_rv0_list_was_paginated() -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "x"}
     lw.lists = [page([obj("a", 1)], 10, "c1"), page([obj("b", 1)], 10), page([], 11)]
     lw.watches = [FakeWatch([ev("ERROR", gone)])]
@@ -472,7 +431,7 @@ def test_paging_latch_keeps_paging_relists_when_rv0_list_was_paginated() -> None
 def test_events_flow_into_a_delta_fifo_in_order() -> None:
     indexer = Indexer()
     fifo = DeltaFIFO(known_objects=indexer)
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 1)]
     w = FakeWatch()
     lw.watches = [w]
@@ -527,7 +486,7 @@ def test_listwatch_from_client_maps_options_to_client_calls() -> None:
 def test_reflector_metrics_count_lists_and_events() -> None:
     from prometheus_client import REGISTRY
 
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1), obj("b", 1)], 3)]
     w = FakeWatch([ev("ADDED", obj("c", 4))])
     lw.watches = [w]
@@ -543,7 +502,7 @@ def test_reflector_metrics_count_lists_and_events() -> None:
 
 def test_listed_items_get_kind_and_api_version_from_the_list() -> None:
     # kube-apiserver omits kind/apiVersion on the items of a built-in type's LIST.
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     own = {**obj("own", 1), "kind": "Other", "apiVersion": "x/v1"}
     first = {**page([obj("a", 1), own], 10, "c1"), "kind": "ConfigMapList", "apiVersion": "v1"}
     second = {**page([obj("b", 1)], 10), "kind": "ConfigMapList", "apiVersion": "v1"}
@@ -560,7 +519,7 @@ def test_listed_items_get_kind_and_api_version_from_the_list() -> None:
 
 
 def test_list_without_kind_leaves_items_alone() -> None:
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 10)]
     store = RecordingStore()
     r = Reflector(lw.as_listwatch(), store, "t", clock=FakeClock())
@@ -607,7 +566,7 @@ def test_undecodable_watch_line_rewatches_from_the_last_applied_rv(
     from pycontroller.client import watch_decode_error_event
 
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 5)]
     bad = watch_decode_error_event("Expecting value: line 1 column 1 (char 0): b'{oops'")
     lw.watches = [
@@ -641,7 +600,7 @@ def test_repeated_decode_error_at_the_same_rv_relists() -> None:
     from pycontroller.client import watch_decode_error_event
 
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 5), page([obj("a", 1), obj("b", 7)], 9)]
     bad = watch_decode_error_event("garbage")
     lw.watches = [FakeWatch([bad], end=True), FakeWatch([bad], end=True)]
@@ -671,7 +630,7 @@ def test_unknown_event_types_and_objects_without_metadata_are_logged_and_skipped
     event: dict[str, Any], what: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock = FakeClock()
-    lw = FakeLW()
+    lw = ScriptedListerWatcher()
     lw.lists = [page([obj("a", 1)], 5)]
     lw.watches = [FakeWatch([ev("MODIFIED", obj("a", 6)), event, ev("ADDED", obj("b", 8))])]
     store = RecordingStore()
