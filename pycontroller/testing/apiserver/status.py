@@ -189,7 +189,7 @@ def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> Status
     details["causes"] = [
         {k: v for k, v in c.items() if k in ("reason", "message", "field")} for c in causes
     ]
-    message = f'{qualified_kind(rt)} "{name}" is invalid'
+    message = f"{qualified_kind(rt)} {quote(name)} is invalid"
     if parts:
         message += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
     return StatusError(422, "Invalid", message, details)

@@ -96,3 +96,23 @@ def test_valid_volumes_and_mounts_are_accepted(server: APIServer) -> None:
     mounts = [{"name": "data", "mountPath": "/data"}, {"name": "conf", "mountPath": "/etc/c"}]
     code, out = request(server, "POST", PODS, pod("ok", volumes, mounts))
     assert code == 201, out
+
+
+def test_a_trailing_newline_is_not_a_valid_name_or_label(server: APIServer) -> None:
+    """Go's ``$`` ends the text: kube refuses "abc\\n" (Python's ``$`` also
+    matches before a final newline), and prints it quoted as Go's %q."""
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "abc\n"}}
+    code, out = request(server, "POST", "/api/v1/namespaces/default/configmaps", body)
+    assert code == 422, out
+    assert out["message"].startswith(
+        'ConfigMap "abc\\n" is invalid: metadata.name: Invalid value: "abc\\n": a lowercase '
+        "RFC 1123 subdomain"
+    )
+    labelled = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "labelled", "labels": {"k": "v\n"}},
+    }
+    code, out = request(server, "POST", "/api/v1/namespaces/default/configmaps", labelled)
+    assert code == 422, out
+    assert causes(out)[0][1] == "metadata.labels"

@@ -57,7 +57,7 @@ def validate_name(rule: str, name: str) -> list[str]:
         errs = []
         if len(name) > 63:
             errs.append("must be no more than 63 characters")
-        if not _LABEL_RE.match(name):
+        if not _LABEL_RE.fullmatch(name):
             errs.append(
                 "a lowercase RFC 1123 label must consist of lower case alphanumeric "
                 "characters or '-', and must start and end with an alphanumeric character "
@@ -69,7 +69,7 @@ def validate_name(rule: str, name: str) -> list[str]:
         errs = []
         if len(name) > 63:
             errs.append("must be no more than 63 characters")
-        if not _DNS1035_RE.match(name):
+        if not _DNS1035_RE.fullmatch(name):
             errs.append(
                 "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
                 "start with an alphabetic character, and end with an alphanumeric character "
@@ -79,7 +79,7 @@ def validate_name(rule: str, name: str) -> list[str]:
     errs = []
     if len(name) > 253:
         errs.append("must be no more than 253 characters")
-    if not _SUBDOMAIN_RE.match(name):
+    if not _SUBDOMAIN_RE.fullmatch(name):
         errs.append(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
             "'-' or '.', and must start and end with an alphanumeric character (e.g. "
@@ -164,7 +164,7 @@ def qualified_name_errors(value: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RE.match(name):
+    if not _QNAME_RE.fullmatch(name):
         errs.append(
             "name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
@@ -176,6 +176,6 @@ def label_value_errors(value: str) -> list[str]:
     errs: list[str] = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.match(value):
+    if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs

@@ -1004,7 +1004,7 @@ class REST:
                 [
                     {
                         "reason": "FieldValueInvalid",
-                        "message": f'Invalid value: "{name}": {"; ".join(errs)}',
+                        "message": f"Invalid value: {_go_quote(name)}: {'; '.join(errs)}",
                         "field": "metadata.name",
                     }
                 ],
