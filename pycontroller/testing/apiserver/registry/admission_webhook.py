@@ -81,7 +81,9 @@ from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import cel
 from pycontroller.testing.apiserver.status import (
     StatusError,
+    already_exists,
     bad_request,
+    conflict,
     forbidden,
     invalid,
     invalid_cause,
@@ -96,7 +98,7 @@ __all__ = ["Stale", "configured", "mutate", "validate", "validate_configuration"
 
 logger = logging.getLogger(__name__)
 
-GROUP = "admissionregistration.k8s.io"
+GROUP = policy.GROUP
 MUTATING = (GROUP, "mutatingwebhookconfigurations")
 VALIDATING = (GROUP, "validatingwebhookconfigurations")
 # IsExemptAdmissionConfigurationResource: the policy resources (which the
@@ -502,8 +504,6 @@ def _attributes(
 def _check_current(rest: REST, rt: ResourceType, attr: policy.Attributes, rv: str | None) -> None:
     """After the lock was released: the stored object is still the one the
     write started from (``rv``; None: still absent)."""
-    from pycontroller.testing.apiserver.status import already_exists, conflict
-
     ns = attr.namespace if rt.namespaced else ""
     current = rest.storage.get((rt.group, rt.plural), ns, attr.name)
     now = None if current is None else str(current["metadata"].get("resourceVersion") or "")
@@ -530,9 +530,7 @@ def mutate(
     when none matched). ``default`` defaults an object as the write's decoder
     does (before the first webhook and after each patch). Lock held by the
     caller; released during calls (see the module docstring)."""
-    if (rt.group, rt.plural) in _EXEMPT or not rest.storage.items(MUTATING):
-        return obj
-    hooks = _hooks(rest, MUTATING)
+    hooks = [] if (rt.group, rt.plural) in _EXEMPT else _hooks(rest, MUTATING)
     if not hooks:
         return obj
     paths = scale_mod.scale_paths(rt) if subresource == "scale" else None
@@ -638,9 +636,9 @@ def validate(
     """Run the validating webhooks (one after another here; kube calls them in
     parallel and answers the first failure). Lock held by the caller;
     released during calls."""
-    if (rt.group, rt.plural) in _EXEMPT or not rest.storage.items(VALIDATING):
+    hooks = [] if (rt.group, rt.plural) in _EXEMPT else _hooks(rest, VALIDATING)
+    if not hooks:
         return
-    hooks = _hooks(rest, VALIDATING)
     rv = None if old is None else str((old.get("metadata") or {}).get("resourceVersion") or "")
     if subresource == "scale":
         paths = scale_mod.scale_paths(rt)
