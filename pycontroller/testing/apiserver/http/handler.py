@@ -625,7 +625,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "PATCH":
             ctype = self.headers.get("Content-Type") or ""
             request_options.check_write(
-                "PatchOptions", params, patch_type=patch_type(r.rt, ctype, scale=True)
+                "PatchOptions", params, patch_type=patch_type(r.rt, ctype)
             )
             out = app.rest.patch_scale(r.rt, r.namespace, r.name, ctype, body, opts)
         headers: dict[str, str] = {}

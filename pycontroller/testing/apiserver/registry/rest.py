@@ -356,17 +356,17 @@ def _parse_rfc3339(value: Any) -> float | None:
         return None
 
 
-def patch_type(rt: ResourceType, content_type: str, *, scale: bool = False) -> str:
+def patch_type(rt: ResourceType, content_type: str) -> str:
     """The patch type of a PATCH's ``Content-Type`` (its parameters dropped),
     or the 415 kube's patch handler answers before anything else (options,
     body) is looked at. Built-in kinds take strategic merge patches, custom
-    resources do not; the Scale subresource here takes no apply patch."""
+    resources do not; their ``/scale`` takes the types its parent takes
+    (apiextensions-apiserver's ``serveScale``)."""
     ctype = content_type.split(";", 1)[0].strip()
     accepted = [JSON_PATCH, MERGE_PATCH]
     if not rt.is_crd:
         accepted.append(STRATEGIC)
-    if not scale:
-        accepted.append(APPLY)
+    accepted.append(APPLY)
     if ctype not in accepted:
         raise unsupported_media_type(accepted)
     return ctype
@@ -1508,7 +1508,7 @@ class REST:
     ) -> dict[str, Any]:
         """``PATCH .../{name}/scale``: patch the Scale, then write its replicas."""
         paths = self._scale_paths(rt)
-        ctype = patch_type(rt, content_type, scale=True)
+        ctype = patch_type(rt, content_type)
         patch = decode_patch(body, ctype)
         with self.storage.lock:
             old = self.storage.get(rkey(rt), (ns or "") if rt.namespaced else "", name)
@@ -1519,6 +1519,10 @@ class REST:
                 patched = json_merge_patch(current, patch)
             elif ctype == JSON_PATCH:
                 patched = json_patch(current, patch)
+            elif ctype == APPLY:
+                patched = fieldmanager.apply_scale(
+                    _SCALE_RT, old, current, patch, opts, paths.spec_replicas
+                )
             else:
                 patched = strategic_merge_patch(current, patch)
             return self._write_scale_locked(rt, old, paths, patched, opts)

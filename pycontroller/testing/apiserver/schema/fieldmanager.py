@@ -65,6 +65,7 @@ __all__ = [
     "UPDATE",
     "Views",
     "apply",
+    "apply_scale",
     "conflict_error",
     "default_manager",
     "track_create",
@@ -504,3 +505,60 @@ def apply(
     opts.managed_fields = _encode([*others, me])
     out: dict[str, Any] = copy.deepcopy(merged) if merged is base else merged
     return out
+
+
+# --- Apply through /scale -------------------------------------------------------
+
+_SCALE_REPLICAS: Path = (("f", "spec"), ("f", "replicas"))
+
+
+def apply_scale(
+    scale_rt: ResourceType,
+    parent: dict[str, Any],
+    scale: dict[str, Any],
+    config: Any,
+    opts: WriteOptions,
+    replicas_path: tuple[str, ...],
+) -> dict[str, Any]:
+    """An apply through ``/scale`` (kube's ``managedfields.ScaleHandler``):
+    the entries of ``parent`` that own its replicas field become ``Scale``
+    entries owning ``.spec.replicas`` (``ToSubresource``), ``config`` is
+    applied to ``scale`` with them (conflicts included), and the result is
+    taken back to the parent (``ToParent``): an entry that lost the field in
+    the Scale loses it in the parent, a new owner gets an entry of the
+    parent's apiVersion owning the replicas field. Returns the applied Scale;
+    ``opts.managed_fields`` holds the parent's new entries.
+
+    Scale entries keep the parent entry's apiVersion in their identity, so a
+    conflict names an updater ``using apps/v1``, as kube's does."""
+    parent_path: Path = tuple(("f", key) for key in replicas_path)
+    try:
+        parent_entries = _decode(_managed_of(parent) or [])
+    except ValueError:
+        parent_entries = []
+    replicas = FieldSet()
+    replicas.insert(_SCALE_REPLICAS)
+    scale_entries = [
+        _Entry(e.manager, e.operation, e.api_version, e.subresource, e.time, replicas)
+        for e in parent_entries
+        if e.fields.has(parent_path)
+    ]
+    live = copy.deepcopy(scale)
+    _set_managed(live, _encode(scale_entries))
+    applied = apply(scale_rt, live, config, opts, "scale")
+    by_identity = {e.identity: e for e in _decode(opts.managed_fields or [])}
+    own = FieldSet()
+    own.insert(parent_path)
+    out: list[_Entry] = []
+    for e in parent_entries:
+        if e.fields.has(parent_path) and by_identity.pop(e.identity, None) is None:
+            e.fields = e.fields.difference(own)  # taken through the Scale
+        out.append(e)
+    api_version = str(parent.get("apiVersion") or "")
+    out.extend(
+        _Entry(e.manager, e.operation, api_version, e.subresource, e.time, own)
+        for e in by_identity.values()
+        if e.fields.has(_SCALE_REPLICAS)
+    )
+    opts.managed_fields = _encode(out)
+    return applied
