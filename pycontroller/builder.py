@@ -145,9 +145,10 @@ class _EnqueueMapped:
 class _ControllerRunnable:
     """A Controller as a Manager runnable: ``run(stop)`` runs ``workers`` workers."""
 
-    def __init__(self, controller: Controller, workers: int) -> None:
+    def __init__(self, controller: Controller, workers: int, needs_leader: bool = True) -> None:
         self.controller = controller
         self.workers = workers
+        self._needs_leader = needs_leader
 
     def run(self, stop: threading.Event) -> bool:
         name = self.controller.name
@@ -157,7 +158,7 @@ class _ControllerRunnable:
         return finished
 
     def need_leader_election(self) -> bool:
-        return True
+        return self._needs_leader
 
     def __repr__(self) -> str:
         return f"Controller({self.controller.name!r})"
@@ -178,6 +179,7 @@ class Builder:
         self._rate_limiter: RateLimiter | None = None
         self._max_retries: int | None = None
         self._read_your_writes = True
+        self._need_leader_election = True
         self._completed = False
 
     def for_(
@@ -239,15 +241,19 @@ class Builder:
         *,
         max_retries: int | None = None,
         read_your_writes: bool = True,
+        need_leader_election: bool = True,
     ) -> Builder:
         """Concurrent reconciles (``workers``), the queue's rate limiter, error retry
-        cap, and read-your-writes (on by default; see ``pycontroller.consistency``)."""
+        cap, read-your-writes (on by default; see ``pycontroller.consistency``), and
+        whether the controller runs only on the leader (controller-runtime's
+        ``NeedLeaderElection``; False: on every replica, even with leader election)."""
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self._workers = workers
         self._rate_limiter = rate_limiter
         self._max_retries = max_retries
         self._read_your_writes = read_your_writes
+        self._need_leader_election = need_leader_election
         return self
 
     def complete(self, reconcile: Reconcile) -> Controller:
@@ -299,6 +305,6 @@ class Builder:
             graceful_shutdown_timeout=mgr.graceful_shutdown_timeout,
             read_your_writes=ReadYourWrites(mgr.informers) if self._read_your_writes else None,
         )
-        mgr.add(_ControllerRunnable(controller, self._workers))
+        mgr.add(_ControllerRunnable(controller, self._workers, self._need_leader_election))
         logger.debug("Controller %s built: watches %s", self._name, sorted(informers))
         return controller

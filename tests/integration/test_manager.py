@@ -242,6 +242,34 @@ def test_runnables_without_leader_election_run_on_standbys(apiserver: APIServer)
         assert r.stop()[0] == 0
 
 
+def test_a_builder_controller_may_run_without_leadership(apiserver: APIServer) -> None:
+    """``with_options(need_leader_election=False)`` (controller-runtime's
+    ``NeedLeaderElection``): that controller reconciles on a standby; the
+    others wait for the Lease."""
+    api = apiserver.api_client()
+    now = "2030-01-01T00:00:00.000000Z"
+    ResourceClient(api, "coordination.k8s.io", "v1", "leases").create(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "held-b", "namespace": "default"},
+            "spec": {"holderIdentity": "other", "leaseDurationSeconds": 300, "renewTime": now},
+        }
+    )
+    ResourceClient(api, *CONFIGMAPS).create(cm("x"))
+    mgr = Manager(api, leader_election=True, leader_election_id="held-b")
+    everywhere: list[Request] = []
+    leader_only: list[Request] = []
+    mgr.controller("mgr-it-anywhere").for_(*CONFIGMAPS).with_options(
+        need_leader_election=False
+    ).complete(everywhere.append)
+    mgr.controller("mgr-it-leader").for_(*CONFIGMAPS).complete(leader_only.append)
+    with running(mgr) as r:
+        wait_for(lambda: Request("default", "x") in everywhere, what="reconcile on a standby")
+        assert leader_only == []
+        assert r.stop()[0] == 0
+
+
 def test_run_installs_the_gc_policy_for_its_duration(apiserver: APIServer) -> None:
     """Full collections freeze their survivors while a Manager runs; the stock policy after."""
     import gc
