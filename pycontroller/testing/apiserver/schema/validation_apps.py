@@ -18,7 +18,12 @@ controllers write: the rules beyond those in ``validation.py`` and
 - Services: ``type``, ``sessionAffinity``, a headless NodePort or
   LoadBalancer Service, ``externalName``, selector labels;
 - ConfigMaps and Secrets: keys, a key both in ``data`` and ``binaryData``,
-  Secret types' required keys, ``type`` immutable, ``immutable: true``.
+  Secret types' required keys, ``type`` immutable, ``immutable: true``;
+- PersistentVolumeClaims: access modes, the storage request, and on update
+  the immutable spec (``ValidatePersistentVolumeClaimUpdate``);
+- Ingresses: backends, rule hosts and paths, TLS hosts and secret names;
+- HorizontalPodAutoscalers: replica bounds, the target, metrics (type,
+  source, target) and behavior (scaling rules and policies).
 
 ``causes(rt, obj, old)`` returns StatusCause dicts (``old``: the stored
 object on update). Go's ``%#v`` of a struct is spelled out where its
@@ -27,6 +32,7 @@ fields are known (``intstr.IntOrString{Type:0, IntVal:0, StrVal:""}``).
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import re
 import zoneinfo
@@ -755,6 +761,141 @@ def _pvc(spec: dict[str, Any]) -> list[Cause]:
     return out
 
 
+# core.PersistentVolumeClaimSpec's fields in Go's order: (JSON name, Go name, a pointer?).
+_PVC_FIELDS = (
+    ("accessModes", "AccessModes", False),
+    ("selector", "Selector", True),
+    ("resources", "Resources", False),
+    ("volumeName", "VolumeName", False),
+    ("storageClassName", "StorageClassName", True),
+    ("volumeMode", "VolumeMode", True),
+    ("dataSource", "DataSource", True),
+    ("dataSourceRef", "DataSourceRef", True),
+    ("volumeAttributesClassName", "VolumeAttributesClassName", True),
+)
+_BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+_PVC_IMMUTABLE = (
+    "spec is immutable after creation except resources.requests and "
+    "volumeAttributesClassName for bound claims"
+)
+
+
+def _semantic(value: Any, pointer: bool = False) -> Any:
+    """A spec value as ``apiequality.Semantic.DeepEqual`` compares it: empty
+    and missing slices, maps and (non-pointer) strings alike (quantities:
+    ``_pvc_semantic``)."""
+    if isinstance(value, dict):
+        out = {k: _semantic(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None} or None
+    if isinstance(value, list):
+        return [_semantic(v) for v in value] or None
+    if isinstance(value, str) and not pointer:
+        return value or None
+    return value
+
+
+def _pvc_semantic(spec: dict[str, Any]) -> dict[str, Any]:
+    out = {name: _semantic(spec.get(name), ptr) for name, _go, ptr in _PVC_FIELDS}
+    resources = _dict(spec.get("resources"))
+    for key in ("limits", "requests"):
+        amounts = {k: quantity.value(v) for k, v in _dict(resources.get(key)).items()}
+        out[f"resources.{key}"] = amounts or None
+    out["resources"] = None
+    return out
+
+
+def _go_text(value: Any, pointer: bool = False) -> str:
+    """A JSON value about as go-cmp writes the Go value in a diff."""
+    if value is None:
+        return "nil"
+    if isinstance(value, str):
+        return ("&" if pointer else "") + quote(value)
+    if isinstance(value, list):
+        return "{" + ", ".join(_go_text(v) for v in value) + "}"
+    if isinstance(value, dict):
+        items = (f"{k[:1].upper()}{k[1:]}: {_go_text(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    return _shown(value)
+
+
+def _pvc_spec_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """An approximation of ``cmp.Diff(oldSpec, newSpec)``: go-cmp's exact text
+    is not reproducible (it elides fields by its own heuristics and picks
+    spaces or non-breaking spaces at random, on purpose, so no one matches
+    it); the changed fields are written as it writes a whole-field change."""
+    lines = ["  core.PersistentVolumeClaimSpec{"]
+    same = 0
+    old_sem, new_sem = _pvc_semantic(old), _pvc_semantic(new)
+    for name, go, ptr in _PVC_FIELDS:
+        keys = [name] if name != "resources" else ["resources.limits", "resources.requests"]
+        if all(old_sem[k] == new_sem[k] for k in keys):
+            same += 1
+            continue
+        lines.append(f"- \t{go}: {_go_text(old.get(name), ptr)},")
+        lines.append(f"+ \t{go}: {_go_text(new.get(name), ptr)},")
+    if same:
+        lines.append(f"  \t... // {same} identical fields")
+    return "\n".join([*lines, "  }", ""])
+
+
+def _pvc_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """``ValidatePersistentVolumeClaimUpdate`` (1.32: RecoverVolumeExpansionFailure
+    on, VolumeAttributesClass off): the spec is immutable but for
+    ``volumeName`` set once, ``storageClassName`` set from nil (or from the
+    beta annotation) and a bound claim's storage request, which may not go
+    down to ``status.capacity``."""
+    spec, old_spec = _dict(obj.get("spec")), _dict(old.get("spec"))
+    new_c, old_c = copy.deepcopy(spec), copy.deepcopy(old_spec)
+    out: list[Cause] = []
+    if not old_spec.get("volumeName"):
+        old_c["volumeName"] = new_c.get("volumeName")
+    ann = _dict(_get(obj, "metadata", "annotations"))
+    old_ann = _dict(_get(old, "metadata", "annotations"))
+    new_class, old_class = spec.get("storageClassName"), old_spec.get("storageClassName")
+    if (
+        _BETA_CLASS in old_ann
+        and old_class is None
+        and new_class is not None
+        and new_class == old_ann[_BETA_CLASS]
+        and ann.get(_BETA_CLASS, old_ann[_BETA_CLASS]) == old_ann[_BETA_CLASS]
+    ):
+        new_c.pop("storageClassName", None)
+    else:
+        new_beta, old_beta = str(ann.get(_BETA_CLASS, "")), str(old_ann.get(_BETA_CLASS, ""))
+        if new_beta != old_beta:
+            field = f"metadata.annotations.{_BETA_CLASS}"
+            out.append(invalid_cause(field, quote(new_beta), "field is immutable"))
+        if (
+            new_class is not None
+            and old_class is None
+            and old_ann.get(_BETA_CLASS, new_class) == new_class
+        ):
+            new_c.pop("storageClassName", None)
+    requests = _dict(_dict(spec.get("resources")).get("requests"))
+    old_requests = _dict(_dict(old_spec.get("resources")).get("requests"))
+    new_requests = _dict(new_c.get("resources")).get("requests")
+    if _get(obj, "status", "phase") == "Bound" and isinstance(new_requests, dict):
+        new_requests["storage"] = old_requests.get("storage")
+    new_c["volumeAttributesClassName"] = old_c.get("volumeAttributesClassName")
+    if _pvc_semantic(new_c) != _pvc_semantic(old_c):
+        diff = _pvc_spec_diff(old_c, new_c)
+        out.append(_forbidden("spec", f"{_PVC_IMMUTABLE}\n{diff}"))
+    new_size = quantity.value(requests.get("storage")) or 0
+    old_size = quantity.value(old_requests.get("storage")) or 0
+    capacity = quantity.value(_get(old, "status", "capacity", "storage")) or 0
+    if new_size < old_size and new_size <= capacity:
+        out.append(
+            _forbidden(
+                "spec.resources.requests.storage", "field can not be less than status.capacity"
+            )
+        )
+    mode, old_mode = spec.get("volumeMode"), old_spec.get("volumeMode")
+    if mode != old_mode:
+        shown = "null" if mode is None else quote(str(mode))
+        out.append(invalid_cause("volumeMode", shown, "field is immutable"))
+    return out
+
+
 _PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 _BAD_PATH_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")
 _BAD_PATH_SUFFIXES = ("/..", "/.")
@@ -842,35 +983,59 @@ def _ingress_path(field: str, path: dict[str, Any]) -> list[Cause]:
     return out
 
 
+_WILDCARD_MSG = (
+    "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS "
+    "subdomain, which must consist of lower case alphanumeric characters, '-' or "
+    "'.' and end with an alphanumeric character (e.g. '*.example.com', regex used "
+    "for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]"
+    "*[a-z0-9])?)*')"
+)
+
+
+def _host_errors(host: str) -> list[str]:
+    """``IsWildcardDNS1123Subdomain`` for a host with a ``*``, else
+    ``IsDNS1123Subdomain`` (Ingress rule and TLS hosts)."""
+    if "*" not in host:
+        return validate_name("subdomain", host)
+    errs = ["must be no more than 253 characters"] if len(host) > 253 else []
+    return errs + ([] if _WILDCARD_RE.match(host) else [_WILDCARD_MSG])
+
+
 def _ingress_host(field: str, host: str) -> list[Cause]:
+    out: list[Cause] = []
     try:
         ipaddress.ip_address(host)
     except ValueError:
         pass
     else:
-        return [invalid_cause(field, quote(host), "must be a DNS name, not an IP address")]
-    if "*" not in host:
-        return [invalid_cause(field, quote(host), m) for m in validate_name("subdomain", host)]
-    if len(host) > 253:
-        return [invalid_cause(field, quote(host), "must be no more than 253 characters")]
-    if not _WILDCARD_RE.match(host):
-        return [
-            invalid_cause(
-                field,
-                quote(host),
-                "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS "
-                "subdomain, which must consist of lower case alphanumeric characters, '-' or "
-                "'.' and end with an alphanumeric character (e.g. '*.example.com', regex used "
-                "for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]"
-                "*[a-z0-9])?)*')",
-            )
-        ]
-    return []
+        out.append(invalid_cause(field, quote(host), "must be a DNS name, not an IP address"))
+    return out + [invalid_cause(field, quote(host), m) for m in _host_errors(host)]
 
 
-def _ingress(spec: dict[str, Any]) -> list[Cause]:
+def _ingress_tls(tls: Any, old_tls: Any) -> list[Cause]:
+    """``validateIngressTLS``: each host a (wildcard) DNS-1123 subdomain, each
+    ``secretName`` a Secret name, unless the stored Ingress already has an
+    invalid one (``allowInvalidSecretName``)."""
+    old_tls = old_tls if isinstance(old_tls, list) else []
+    old_names = [str(_dict(t).get("secretName") or "") for t in old_tls]
+    allow_invalid = any(validate_name("subdomain", n) for n in old_names if n)
+    out: list[Cause] = []
+    for i, item in enumerate(tls if isinstance(tls, list) else []):
+        item = _dict(item)
+        hosts = item.get("hosts")
+        for j, host in enumerate(hosts if isinstance(hosts, list) else []):
+            host = str(host or "")
+            for msg in _host_errors(host):
+                out.append(invalid_cause(f"spec.tls[{i}].hosts[{j}]", quote(host), msg))
+        name = str(item.get("secretName") or "")
+        for msg in validate_name("subdomain", name) if name and not allow_invalid else []:
+            out.append(invalid_cause(f"spec.tls[{i}].secretName", quote(name), msg))
+    return out
+
+
+def _ingress(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[Cause]:
     """``ValidateIngressSpec`` (networking/v1): a rule or a default backend,
-    backends, hosts, paths and the class name; TLS is not checked here."""
+    backends, hosts, paths, TLS hosts and secret names, and the class name."""
     out: list[Cause] = []
     rules = spec.get("rules")
     if not rules and spec.get("defaultBackend") is None:
@@ -893,6 +1058,8 @@ def _ingress(spec: dict[str, Any]) -> list[Cause]:
             out.append(required_cause(f"spec.rules[{i}].http.paths"))
         for j, path in enumerate(paths if isinstance(paths, list) else []):
             out.extend(_ingress_path(f"spec.rules[{i}].http.paths[{j}]", _dict(path)))
+    if spec.get("tls"):
+        out.extend(_ingress_tls(spec.get("tls"), _dict(old_spec).get("tls")))
     class_name = spec.get("ingressClassName")
     if isinstance(class_name, str):
         for msg in validate_name("subdomain", class_name):
@@ -900,9 +1067,24 @@ def _ingress(spec: dict[str, Any]) -> list[Cause]:
     return out
 
 
+def _object_ref(field: str, ref: dict[str, Any]) -> list[Cause]:
+    """``ValidateCrossVersionObjectReference``."""
+    out: list[Cause] = []
+    for key in ("kind", "name"):
+        value = str(ref.get(key) or "")
+        if not value:
+            out.append(required_cause(f"{field}.{key}"))
+        for msg in _path_segment_errors(value) if value else []:
+            out.append(invalid_cause(f"{field}.{key}", quote(value), msg))
+    return out
+
+
 def _hpa(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[Cause]:
     """``validateHorizontalPodAutoscalerSpec``: replica bounds (1, or 0 for an
-    HPA that already has 0: HPAScaleToZero is off in 1.32) and the target."""
+    HPA that already has 0: HPAScaleToZero is off in 1.32), the target, the
+    metrics and the behavior. Validation runs on the internal type, whose
+    metric and behavior fields are autoscaling/v2's (a v1 write is converted
+    to v2 before it gets here), so the paths are v2's."""
     out: list[Cause] = []
     low = 0 if old_spec is not None and _int(old_spec.get("minReplicas")) == 0 else 1
     min_replicas = _int(spec.get("minReplicas"))
@@ -923,13 +1105,242 @@ def _hpa(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[Cause]:
                 "must be greater than or equal to `minReplicas`",
             )
         )
-    ref = _dict(spec.get("scaleTargetRef"))
-    for key in ("kind", "name"):
-        value = str(ref.get(key) or "")
-        if not value:
-            out.append(required_cause(f"spec.scaleTargetRef.{key}"))
-        for msg in _path_segment_errors(value) if value else []:
-            out.append(invalid_cause(f"spec.scaleTargetRef.{key}", quote(value), msg))
+    out.extend(_object_ref("spec.scaleTargetRef", _dict(spec.get("scaleTargetRef"))))
+    out.extend(_hpa_metrics(spec.get("metrics"), min_replicas))
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        for key in ("scaleUp", "scaleDown"):
+            if isinstance(behavior.get(key), dict):
+                out.extend(_scaling_rules(f"spec.behavior.{key}", behavior[key]))
+    return out
+
+
+_METRIC_SOURCES = {  # metric type -> its source field, in validateMetricSpec's order
+    "Object": "object",
+    "External": "external",
+    "Pods": "pods",
+    "Resource": "resource",
+    "ContainerResource": "containerResource",
+}
+_METRIC_TYPES = sorted(_METRIC_SOURCES)
+_SELECT_POLICIES = ("Disabled", "Max", "Min")
+_POLICY_TYPES = ("Percent", "Pods")
+
+
+def _quantity_go(raw: Any) -> str:
+    """``%#v`` of a ``resource.Quantity`` (``field.Invalid`` of a
+    ``*resource.Quantity``: its ``String`` has a pointer receiver, so Go
+    prints the struct), for a quantity ``ParseQuantity`` keeps as an int64
+    (any non-positive target a client writes); ``s`` is the text when it
+    was already canonical."""
+    q = quantity.parse(str(raw).strip() if isinstance(raw, str) else str(raw))
+    sign, digits, exponent = q.amount.as_tuple()
+    n = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    scale = exponent if isinstance(exponent, int) else 0
+    return (
+        f"resource.Quantity{{i:resource.int64Amount{{value:{n}, scale:{scale}}}, "
+        f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{quote(q.s or '')}, "
+        f"Format:{quote(q.format)}}}"
+    )
+
+
+def _hpa_metrics(metrics: Any, min_replicas: int | None) -> list[Cause]:
+    """``validateMetrics``: each metric, and an Object or External metric for
+    ``minReplicas: 0``."""
+    out: list[Cause] = []
+    types = set()
+    for i, metric in enumerate(metrics if isinstance(metrics, list) else []):
+        metric = _dict(metric)
+        types.add(metric.get("type"))
+        out.extend(_metric_spec(f"spec.metrics[{i}]", metric))
+    if min_replicas == 0 and not types & {"Object", "External"}:
+        out.append(
+            _forbidden(
+                "spec.metrics",
+                "must specify at least one Object or External metric to support scaling to "
+                "zero replicas",
+            )
+        )
+    return out
+
+
+def _metric_spec(field: str, metric: dict[str, Any]) -> list[Cause]:
+    """``validateMetricSpec``: the type, its source (the first one given is
+    validated) and no other source."""
+    out: list[Cause] = []
+    mtype = str(metric.get("type") or "")
+    if not mtype:
+        out.append(required_cause(f"{field}.type", "must specify a metric source type"))
+    unsupported = not_supported_cause(f"{field}.type", quote(mtype), _METRIC_TYPES)
+    if mtype not in _METRIC_SOURCES:
+        out.append(unsupported)
+    present = [f for f in _METRIC_SOURCES.values() if metric.get(f) is not None]
+    if present:
+        source = _dict(metric.get(present[0]))
+        out.extend(_METRIC_VALIDATORS[present[0]](f"{field}.{present[0]}", source))
+    expected = _METRIC_SOURCES.get(mtype, "")
+    if not expected:
+        out.append(unsupported)  # the switch's default case: reported twice, as kube does
+    elif metric.get(expected) is None:
+        detail = "must populate information for the given metric source"
+        out.append(required_cause(f"{field}.{expected}", detail))
+    if len(present) != 1:
+        # Go ranges over a set here (random order): ours is the source order.
+        for name in present:
+            if name != expected:
+                out.append(
+                    _forbidden(f"{field}.{name}", "must populate the given metric source only")
+                )
+    return out
+
+
+def _metric_identifier(field: str, source: dict[str, Any]) -> list[Cause]:
+    """``validateMetricIdentifier`` of ``source.metric``."""
+    name = str(_dict(source.get("metric")).get("name") or "")
+    if not name:
+        return [required_cause(f"{field}.metric.name", "must specify a metric name")]
+    return [
+        invalid_cause(f"{field}.metric.name", quote(name), msg)
+        for msg in _path_segment_errors(name)
+    ]
+
+
+def _metric_target(field: str, target: dict[str, Any]) -> list[Cause]:
+    """``validateMetricTarget``."""
+    out: list[Cause] = []
+    ttype = str(target.get("type") or "")
+    if not ttype:
+        out.append(required_cause(f"{field}.type", "must specify a metric target type"))
+    if ttype not in ("Utilization", "Value", "AverageValue"):
+        out.append(
+            invalid_cause(
+                f"{field}.type", quote(ttype), "must be either Utilization, Value, or AverageValue"
+            )
+        )
+    for key in ("value", "averageValue"):
+        raw = target.get(key)
+        amount = quantity.value(raw) if raw is not None else None
+        if amount is not None and amount <= 0:
+            out.append(invalid_cause(f"{field}.{key}", _quantity_go(raw), "must be positive"))
+    utilization = _int(target.get("averageUtilization"))
+    if utilization is not None and utilization < 1:
+        out.append(
+            invalid_cause(f"{field}.averageUtilization", str(utilization), "must be greater than 0")
+        )
+    return out
+
+
+def _object_source(field: str, source: dict[str, Any]) -> list[Cause]:
+    """``validateObjectSource``."""
+    target = _dict(source.get("target"))
+    out = _object_ref(f"{field}.describedObject", _dict(source.get("describedObject")))
+    out += _metric_identifier(field, source) + _metric_target(f"{field}.target", target)
+    if target.get("value") is None and target.get("averageValue") is None:
+        detail = "must set either a target value or averageValue"
+        out.append(required_cause(f"{field}.target.averageValue", detail))
+    return out
+
+
+def _external_source(field: str, source: dict[str, Any]) -> list[Cause]:
+    """``validateExternalSource``."""
+    target = _dict(source.get("target"))
+    out = _metric_identifier(field, source) + _metric_target(f"{field}.target", target)
+    value, average = target.get("value"), target.get("averageValue")
+    if value is None and average is None:
+        detail = "must set either a target value for metric or a per-pod target"
+        out.append(required_cause(f"{field}.target.averageValue", detail))
+    if value is not None and average is not None:
+        detail = "may not set both a target value for metric and a per-pod target"
+        out.append(_forbidden(f"{field}.target.value", detail))
+    return out
+
+
+def _pods_source(field: str, source: dict[str, Any]) -> list[Cause]:
+    """``validatePodsSource``."""
+    target = _dict(source.get("target"))
+    out = _metric_identifier(field, source) + _metric_target(f"{field}.target", target)
+    if target.get("averageValue") is None:
+        detail = "must specify a positive target averageValue"
+        out.append(required_cause(f"{field}.target.averageValue", detail))
+    return out
+
+
+def _utilization_or_value(field: str, target: dict[str, Any]) -> list[Cause]:
+    """A (container) resource metric's target: a utilization or an average value."""
+    out = _metric_target(f"{field}.target", target)
+    utilization, average = target.get("averageUtilization"), target.get("averageValue")
+    if utilization is None and average is None:
+        detail = "must set either a target raw value or a target utilization"
+        out.append(required_cause(f"{field}.target.averageUtilization", detail))
+    if utilization is not None and average is not None:
+        detail = "may not set both a target raw value and a target utilization"
+        out.append(_forbidden(f"{field}.target.averageValue", detail))
+    return out
+
+
+def _resource_source(field: str, source: dict[str, Any]) -> list[Cause]:
+    """``validateResourceSource``."""
+    out: list[Cause] = []
+    if not source.get("name"):
+        out.append(required_cause(f"{field}.name", "must specify a resource name"))
+    return out + _utilization_or_value(field, _dict(source.get("target")))
+
+
+def _container_resource_source(field: str, source: dict[str, Any]) -> list[Cause]:
+    """``validateContainerResourceSource`` (the resource name's
+    ``ValidateContainerResourceName`` is not checked)."""
+    out: list[Cause] = []
+    if not source.get("name"):
+        out.append(required_cause(f"{field}.name", "must specify a resource name"))
+    container = str(source.get("container") or "")
+    if not container:
+        out.append(required_cause(f"{field}.container", "must specify a container"))
+    for msg in validate_name("label", container) if container else []:
+        out.append(invalid_cause(f"{field}.container", quote(container), msg))
+    return out + _utilization_or_value(field, _dict(source.get("target")))
+
+
+_METRIC_VALIDATORS: dict[str, Callable[[str, dict[str, Any]], list[Cause]]] = {
+    "object": _object_source,
+    "external": _external_source,
+    "pods": _pods_source,
+    "resource": _resource_source,
+    "containerResource": _container_resource_source,
+}
+
+
+def _scaling_rules(field: str, rules: dict[str, Any]) -> list[Cause]:
+    """``validateScalingRules`` and ``validateScalingPolicy`` (of rules the
+    v2 defaults completed: ``policies`` is missing only if sent empty)."""
+    out: list[Cause] = []
+    window = _int(rules.get("stabilizationWindowSeconds"))
+    if window is not None and window < 0:
+        detail = "must be greater than or equal to zero"
+        out.append(invalid_cause(f"{field}.stabilizationWindowSeconds", str(window), detail))
+    if window is not None and window > 3600:
+        detail = "must be less than or equal to 3600"
+        out.append(invalid_cause(f"{field}.stabilizationWindowSeconds", str(window), detail))
+    select = rules.get("selectPolicy")
+    if select is not None and select not in _SELECT_POLICIES:
+        out.append(not_supported_cause(f"{field}.selectPolicy", _shown(select), _SELECT_POLICIES))
+    policies = rules.get("policies")
+    policies = policies if isinstance(policies, list) else []
+    if not policies:
+        out.append(required_cause(f"{field}.policies", "must specify at least one Policy"))
+    for i, policy in enumerate(policies):
+        policy, path = _dict(policy), f"{field}.policies[{i}]"
+        ptype = str(policy.get("type") or "")
+        if ptype not in _POLICY_TYPES:
+            out.append(not_supported_cause(f"{path}.type", quote(ptype), _POLICY_TYPES))
+        value, period = _int(policy.get("value")) or 0, _int(policy.get("periodSeconds")) or 0
+        if value <= 0:
+            out.append(invalid_cause(f"{path}.value", str(value), "must be greater than zero"))
+        if period <= 0:
+            detail = "must be greater than zero"
+            out.append(invalid_cause(f"{path}.periodSeconds", str(period), detail))
+        if period > 1800:
+            detail = "must be less than or equal to 1800"
+            out.append(invalid_cause(f"{path}.periodSeconds", str(period), detail))
     return out
 
 
@@ -950,8 +1361,9 @@ _KINDS: dict[tuple[str, str], _Validator] = {
     ("", "Service"): lambda o, _old: _service(_dict(o.get("spec"))),
     ("", "ConfigMap"): _configmap,
     ("", "Secret"): _secret,
-    ("", "PersistentVolumeClaim"): lambda o, _old: _pvc(_dict(o.get("spec"))),
-    ("networking.k8s.io", "Ingress"): lambda o, _old: _ingress(_dict(o.get("spec"))),
+    ("", "PersistentVolumeClaim"): lambda o, old: _pvc(_dict(o.get("spec")))
+    + (_pvc_update(o, old) if old is not None else []),
+    ("networking.k8s.io", "Ingress"): lambda o, old: _ingress(_dict(o.get("spec")), _spec_of(old)),
     ("autoscaling", "HorizontalPodAutoscaler"): lambda o, old: _hpa(
         _dict(o.get("spec")), _spec_of(old)
     ),
