@@ -14,13 +14,23 @@ order kube finds them:
   its checks, non-negative numbers, ``successThreshold`` 1 for liveness and
   startup probes); a container ``restartPolicy`` (only ``Always``, only on init
   containers, which alone without it may have no probes or lifecycle);
-  duplicate host ports;
+  duplicate host ports; the container ``securityContext`` (ids, privilege
+  escalation conflicts, seccomp and AppArmor profiles, Windows options), for
+  ephemeral containers too;
 - ``hostNetwork`` ports, ``restartPolicy``, ``dnsPolicy``, ``nodeSelector``,
-  the pod ``securityContext``'s ids, ``dnsConfig``, ``readinessGates``,
-  ``schedulingGates``, ``serviceAccountName``, ``nodeName``,
+  the pod ``securityContext`` (ids, ``shareProcessNamespace``, sysctls,
+  ``fsGroupChangePolicy``, profiles, Windows options), ``affinity`` (node
+  selector terms, pod (anti-)affinity terms and their label selectors and
+  label keys, weights), ``dnsConfig``, ``readinessGates``, ``schedulingGates``,
+  ``topologySpreadConstraints``, ``serviceAccountName``, ``nodeName``,
   ``activeDeadlineSeconds``, ``hostname``, ``subdomain``, ``tolerations``,
   ``hostAliases``, ``priorityClassName``, ``runtimeClassName``,
   ``preemptionPolicy``; on a Pod, images without surrounding whitespace.
+
+Fields behind gates off in 1.32 (``procMount``, ``hostUsers``,
+``supplementalGroupsPolicy``, ``seLinuxChangePolicy``) are dropped by kube
+before validation, so not checked; privileged containers are allowed (a
+cluster's ``--allow-privileged``).
 
 Defaulting has run: ``restartPolicy``, ``dnsPolicy``, ``imagePullPolicy``,
 ``terminationMessagePolicy``, probe thresholds and ``httpGet`` path and
@@ -584,6 +594,269 @@ def _probes_and_lifecycle(cp: str, c: dict[str, Any], grace: int | None) -> list
     return out
 
 
+# -- security contexts -------------------------------------------------------
+
+_ID_RANGE = _inclusive_range(0, _MAX_INT32)
+_PROFILE_TYPES = ("Localhost", "RuntimeDefault", "Unconfined")  # seccomp and AppArmor
+_FS_GROUP_CHANGE_POLICIES = ("Always", "OnRootMismatch")
+_MAX_APPARMOR_PROFILE = 4095  # PATH_MAX - 1
+_SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_SYSCTL_FMT = rf"({_SYSCTL_SEGMENT}[\./])*{_SYSCTL_SEGMENT}"
+_SYSCTL_RE = re.compile(_SYSCTL_FMT)
+_SYSCTL_MSG = f"must have at most 253 characters and match regex ^{_SYSCTL_FMT}$"
+_CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_NETBIOS_RE = re.compile(r'[^\\/:*?"<>|.][^\\/:*?"<>|]{0,14}')
+_WIN_LABEL = "[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+_WIN_DOMAIN_RE = re.compile(rf"{_WIN_LABEL}(?:\.{_WIN_LABEL})*")
+_WIN_USER_CHARS_RE = re.compile(r'["/\\:;|=,+*?<>@\[\]]')
+_WIN_DOTS_SPACES_RE = re.compile(r"[. ]+")
+# core.SecurityContext's fields in order, as %#v prints them (pointers).
+_SECURITY_CONTEXT_FIELDS = (
+    ("Capabilities", "capabilities", "core.Capabilities"),
+    ("Privileged", "privileged", "bool"),
+    ("SELinuxOptions", "seLinuxOptions", "core.SELinuxOptions"),
+    ("WindowsOptions", "windowsOptions", "core.WindowsSecurityContextOptions"),
+    ("RunAsUser", "runAsUser", "int64"),
+    ("RunAsGroup", "runAsGroup", "int64"),
+    ("RunAsNonRoot", "runAsNonRoot", "bool"),
+    ("ReadOnlyRootFilesystem", "readOnlyRootFilesystem", "bool"),
+    ("AllowPrivilegeEscalation", "allowPrivilegeEscalation", "bool"),
+    ("ProcMount", "", "core.ProcMountType"),  # dropped: the ProcMountType gate is off in 1.32
+    ("SeccompProfile", "seccompProfile", "core.SeccompProfile"),
+    ("AppArmorProfile", "appArmorProfile", "core.AppArmorProfile"),
+)
+
+
+def _go_pointer(go_type: str, value: Any) -> str:
+    """A pointer field in ``%#v`` (Go prints the address; a fixed one here)."""
+    return f"(*{go_type})(nil)" if value is None else f"(*{go_type})(0xc000000000)"
+
+
+def _go_security_context(ctx: dict[str, Any]) -> str:
+    fields = (
+        f"{name}:{_go_pointer(go_type, ctx.get(key) if key else None)}"
+        for name, key, go_type in _SECURITY_CONTEXT_FIELDS
+    )
+    return "core.SecurityContext{" + ", ".join(fields) + "}"
+
+
+def _ids(path: str, ctx: dict[str, Any], keys: tuple[str, ...]) -> list[Cause]:
+    """``IsValidUserID`` / ``IsValidGroupID``."""
+    out: list[Cause] = []
+    for key in keys:
+        n = _int(ctx.get(key))
+        if n is not None and not 0 <= n <= _MAX_INT32:
+            out.append(_invalid(f"{path}.{key}", n, _ID_RANGE))
+    return out
+
+
+def _local_descending_path(field: str, value: str) -> list[Cause]:
+    """``validateLocalDescendingPath``."""
+    out: list[Cause] = []
+    if value.startswith("/"):
+        out.append(_invalid(field, value, "must be a relative path"))
+    if ".." in value.split("/"):
+        out.append(_invalid(field, value, "must not contain '..'"))
+    return out
+
+
+def _seccomp_profile(path: str, profile: Any) -> list[Cause]:
+    """``validateSeccompProfileField``."""
+    sp = _dict(profile)
+    if sp is None:
+        return []
+    out: list[Cause] = []
+    kind = _str(sp.get("type"))
+    if not kind:
+        out.append(_required(f"{path}.type", "type is required when seccompProfile is set"))
+    elif kind not in _PROFILE_TYPES:
+        out.append(_not_supported(f"{path}.type", kind, _PROFILE_TYPES))
+    local = sp.get("localhostProfile")
+    if kind == "Localhost":
+        if local is None:
+            detail = "must be set when seccomp type is Localhost"
+            out.append(_required(f"{path}.localhostProfile", detail))
+        else:
+            out.extend(_local_descending_path(f"{path}.localhostProfile", _str(local)))
+    elif local is not None:
+        shown = (
+            f"core.SeccompProfile{{Type:{quote(kind)}, "
+            f"LocalhostProfile:{_go_pointer('string', local)}}}"
+        )
+        detail = "can only be set when seccomp type is Localhost"
+        out.append(_c_raw(f"{path}.localhostProfile", shown, detail))
+    return out
+
+
+def _apparmor_profile(path: str, profile: Any) -> list[Cause]:
+    """``ValidateAppArmorProfileField``."""
+    ap = _dict(profile)
+    if ap is None:
+        return []
+    kind = _str(ap.get("type"))
+    local = ap.get("localhostProfile")
+    field = f"{path}.localhostProfile"
+    out: list[Cause] = []
+    if kind == "Localhost":
+        required = "must be set when AppArmor type is Localhost"
+        if local is None:
+            return [_required(field, required)]
+        name = _str(local)
+        if name.strip() != name:
+            out.append(_invalid(field, name, "must not be padded with whitespace"))
+        elif not name:
+            out.append(_required(field, required))
+        if len(name.encode()) > _MAX_APPARMOR_PROFILE:
+            out.append(
+                {
+                    "reason": "FieldValueTooLong",
+                    "message": f"Too long: may not be more than {_MAX_APPARMOR_PROFILE} bytes",
+                    "field": field,
+                }
+            )
+    elif kind in _PROFILE_TYPES:
+        if local is not None:
+            detail = "can only be set when AppArmor type is Localhost"
+            out.append(_invalid(field, _str(local), detail))
+    elif not kind:
+        out.append(_required(f"{path}.type", "type is required when appArmorProfile is set"))
+    else:
+        out.append(_not_supported(f"{path}.type", kind, _PROFILE_TYPES))
+    return out
+
+
+def _run_as_user_name(field: str, name: str) -> list[Cause]:
+    """``validateWindowsSecurityContextOptions``' ``runAsUserName``."""
+    if not name:
+        return [_invalid(field, name, "runAsUserName cannot be an empty string")]
+    if _CTRL_RE.search(name):
+        return [_invalid(field, name, "runAsUserName cannot contain control characters")]
+    parts = name.split("\\")
+    if len(parts) > 2:
+        return [_invalid(field, name, "runAsUserName cannot contain more than one backslash")]
+    domain, user = (parts[0], parts[1]) if len(parts) == 2 else ("", parts[0])
+    msgs: list[str] = []
+    if len(domain.encode()) >= 256:
+        msgs.append("runAsUserName's Domain length must be under 256 characters")
+    if len(parts) == 2 and not (_NETBIOS_RE.fullmatch(domain) or _WIN_DOMAIN_RE.fullmatch(domain)):
+        msgs.append("runAsUserName's Domain doesn't match the NetBios nor the DNS format")
+    if not user:
+        msgs.append("runAsUserName's User cannot be empty")
+    elif len(user.encode()) > 104:
+        msgs.append("runAsUserName's User length must not be longer than 104 characters")
+    if _WIN_DOTS_SPACES_RE.fullmatch(user):
+        msgs.append("runAsUserName's User cannot contain only periods or spaces")
+    if _WIN_USER_CHARS_RE.search(user):
+        msgs.append(
+            "runAsUserName's User cannot contain the following characters: " '"/\\:;|=,+*?<>@[]'
+        )
+    return _each(field, name, msgs)
+
+
+def _windows_options(path: str, options: Any) -> list[Cause]:
+    """``validateWindowsSecurityContextOptions``."""
+    opts = _dict(options)
+    if opts is None:
+        return []
+    out: list[Cause] = []
+    spec_name = opts.get("gmsaCredentialSpecName")
+    if isinstance(spec_name, str):
+        out.extend(_subdomain(f"{path}.gmsaCredentialSpecName", spec_name))
+    spec = opts.get("gmsaCredentialSpec")
+    if isinstance(spec, str):
+        field = f"{path}.gmsaCredentialSpec"
+        if not spec:
+            out.append(_invalid(field, spec, "gmsaCredentialSpec cannot be an empty string"))
+        elif len(spec.encode()) > 64 * 1024:
+            out.append(_invalid(field, spec, "gmsaCredentialSpec size must be under 64 KiB"))
+    user_name = opts.get("runAsUserName")
+    if isinstance(user_name, str):
+        out.extend(_run_as_user_name(f"{path}.runAsUserName", user_name))
+    return out
+
+
+def _container_security_context(path: str, sc: Any) -> list[Cause]:
+    """``ValidateSecurityContext``, privileged containers allowed (kube-apiserver
+    run with ``--allow-privileged``, as clusters are); ``procMount`` is not
+    checked: the ProcMountType gate is off in 1.32 and kube drops the field."""
+    ctx = _dict(sc)
+    if ctx is None:
+        return []
+    out = _ids(path, ctx, ("runAsUser", "runAsGroup"))
+    out.extend(_seccomp_profile(f"{path}.seccompProfile", ctx.get("seccompProfile")))
+    if ctx.get("allowPrivilegeEscalation") is False:
+        if ctx.get("privileged") is True:
+            detail = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
+            out.append(_c_raw(path, _go_security_context(ctx), detail))
+        for cap in (_dict(ctx.get("capabilities")) or {}).get("add") or []:
+            if cap == "CAP_SYS_ADMIN":
+                detail = (
+                    "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+                    "CAP_SYS_ADMIN"
+                )
+                out.append(_c_raw(path, _go_security_context(ctx), detail))
+    out.extend(_windows_options(f"{path}.windowsOptions", ctx.get("windowsOptions")))
+    out.extend(_apparmor_profile(f"{path}.appArmorProfile", ctx.get("appArmorProfile")))
+    return out
+
+
+def _sysctl_namespace(name: str) -> str:
+    """``utilsysctl.GetNamespace``'s namespace ("net", "ipc" or "")."""
+    first = re.search(r"[./]", name)
+    if first is not None and first.group() == "/":
+        name = name.translate(str.maketrans("./", "/."))
+    name = name.split("*", 1)[0]
+    if name == "kernel.sem" or name.startswith(("kernel.shm", "kernel.msg", "fs.mqueue.")):
+        return "ipc"
+    return "net" if name.startswith("net.") else ""
+
+
+def _sysctls(path: str, spec: dict[str, Any], sysctls: Any) -> list[Cause]:
+    """``validateSysctls``, namespaced sysctls refused with host namespaces (as
+    on create)."""
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for i, sysctl in _dicts(sysctls):
+        field = f"{path}[{i}].name"
+        name = _str(sysctl.get("name"))
+        if not name:
+            out.append(_required(field))
+        elif len(name) > 253 or not _SYSCTL_RE.fullmatch(name):
+            out.append(_invalid(field, name, _SYSCTL_MSG))
+        elif name in seen:
+            out.append(_duplicate(field, name))
+        namespace = _sysctl_namespace(name)
+        if spec.get("hostNetwork") is True and namespace == "net":
+            out.append(_invalid(field, name, "may not be specified when 'hostNetwork' is true"))
+        elif spec.get("hostIPC") is True and namespace == "ipc":
+            out.append(_invalid(field, name, "may not be specified when 'hostIPC' is true"))
+        seen.add(name)
+    return out
+
+
+def _security_context(path: str, spec: dict[str, Any]) -> list[Cause]:
+    """``validatePodSpecSecurityContext`` (``supplementalGroupsPolicy`` and
+    ``seLinuxChangePolicy`` have alpha gates, off in 1.32: kube drops them)."""
+    ctx = _dict(spec.get("securityContext")) or {}
+    out = _ids(path, ctx, ("fsGroup", "runAsUser", "runAsGroup"))
+    for g, gid in enumerate(ctx.get("supplementalGroups") or []):
+        n = _int(gid)
+        if n is not None and not 0 <= n <= _MAX_INT32:
+            out.append(_invalid(f"{path}.supplementalGroups[{g}]", n, _ID_RANGE))
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
+        out.append(_invalid(f"{path}.shareProcessNamespace", True, detail))
+    if ctx.get("sysctls"):
+        out.extend(_sysctls(f"{path}.sysctls", spec, ctx.get("sysctls")))
+    policy = ctx.get("fsGroupChangePolicy")
+    if isinstance(policy, str) and policy not in _FS_GROUP_CHANGE_POLICIES:
+        out.append(_not_supported(f"{path}.fsGroupChangePolicy", policy, _FS_GROUP_CHANGE_POLICIES))
+    out.extend(_seccomp_profile(f"{path}.seccompProfile", ctx.get("seccompProfile")))
+    out.extend(_windows_options(f"{path}.windowsOptions", ctx.get("windowsOptions")))
+    out.extend(_apparmor_profile(f"{path}.appArmorProfile", ctx.get("appArmorProfile")))
+    return out
+
+
 # -- containers --------------------------------------------------------------
 
 _MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
@@ -606,6 +879,7 @@ def _container_common(cp: str, c: dict[str, Any]) -> list[Cause]:
     elif pull not in _PULL_POLICIES:
         out.append(_not_supported(f"{cp}.imagePullPolicy", pull, _PULL_POLICIES))
     out.extend(_resources(f"{cp}.resources", c.get("resources")))
+    out.extend(_container_security_context(f"{cp}.securityContext", c.get("securityContext")))
     return out
 
 
@@ -657,6 +931,253 @@ def _init_containers(path: str, containers: Any, grace: int | None) -> list[Caus
     return out
 
 
+# -- affinity and topology spread --------------------------------------------
+
+_SELECTOR_VALUES = "must be specified when `operator` is 'In' or 'NotIn'"
+_SELECTOR_NO_VALUES = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+_BAD_OPERATOR = "not a valid selector operator"
+_WEIGHT = "must be in the range 1-100"
+_NO_SELECTOR = "must not be specified when labelSelector is not set"
+_SCHEDULE_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+_NODE_INCLUSION_POLICIES = ("Honor", "Ignore")
+
+
+def _label_name(field: str, key: str) -> list[Cause]:
+    """``ValidateLabelName``."""
+    return _each(field, key, qualified_name_errors(key))
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _label_selector(path: str, selector: Any) -> list[Cause]:
+    """``ValidateLabelSelector`` (label values checked, as on create)."""
+    sel = _dict(selector)
+    if sel is None:
+        return []
+    out = _node_selector(f"{path}.matchLabels", sel.get("matchLabels"))
+    for i, expr in _dicts(sel.get("matchExpressions")):
+        ep = f"{path}.matchExpressions[{i}]"
+        op = _str(expr.get("operator"))
+        values = _strings(expr.get("values"))
+        if op in ("In", "NotIn"):
+            if not values:
+                out.append(_required(f"{ep}.values", _SELECTOR_VALUES))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                out.append(_forbidden(f"{ep}.values", _SELECTOR_NO_VALUES))
+        else:
+            out.append(_invalid(f"{ep}.operator", op, _BAD_OPERATOR))
+        out.extend(_label_name(f"{ep}.key", _str(expr.get("key"))))
+        for vi, value in enumerate(values):
+            out.extend(_each(f"{ep}.values[{vi}]", value, label_value_errors(value)))
+    return out
+
+
+def _node_selector_requirement(path: str, req: dict[str, Any]) -> list[Cause]:
+    """``ValidateNodeSelectorRequirement`` (values unchecked until 1.33)."""
+    op = _str(req.get("operator"))
+    values = _strings(req.get("values"))
+    out: list[Cause] = []
+    if op in ("In", "NotIn"):
+        if not values:
+            out.append(_required(f"{path}.values", _SELECTOR_VALUES))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            out.append(_forbidden(f"{path}.values", _SELECTOR_NO_VALUES))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
+            out.append(_required(f"{path}.values", detail))
+    else:
+        out.append(_invalid(f"{path}.operator", op, _BAD_OPERATOR))
+    return out + _label_name(f"{path}.key", _str(req.get("key")))
+
+
+def _node_field_requirement(path: str, req: dict[str, Any]) -> list[Cause]:
+    """``ValidateNodeFieldSelectorRequirement``: ``metadata.name`` only."""
+    op = _str(req.get("operator"))
+    values = _strings(req.get("values"))
+    out: list[Cause] = []
+    if op not in ("In", "NotIn"):
+        out.append(_invalid(f"{path}.operator", op, _BAD_OPERATOR))
+    elif len(values) != 1:
+        detail = "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
+        out.append(_required(f"{path}.values", detail))
+    key = _str(req.get("key"))
+    if key != "metadata.name":
+        return [*out, _invalid(f"{path}.key", key, "not a valid field selector key")]
+    for i, value in enumerate(values):
+        out.extend(_subdomain(f"{path}.values[{i}]", value))
+    return out
+
+
+def _node_selector_term(path: str, term: dict[str, Any]) -> list[Cause]:
+    """``ValidateNodeSelectorTerm``."""
+    out: list[Cause] = []
+    for j, req in _dicts(term.get("matchExpressions")):
+        out.extend(_node_selector_requirement(f"{path}.matchExpressions[{j}]", req))
+    for j, req in _dicts(term.get("matchFields")):
+        out.extend(_node_field_requirement(f"{path}.matchFields[{j}]", req))
+    return out
+
+
+def _node_affinity(path: str, affinity: dict[str, Any]) -> list[Cause]:
+    """``validateNodeAffinity``."""
+    out: list[Cause] = []
+    required = _dict(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if required is not None:
+        tp = f"{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        terms = required.get("nodeSelectorTerms")
+        if not terms:
+            out.append(_required(tp, "must have at least one node selector term"))
+        for i, term in _dicts(terms):
+            out.extend(_node_selector_term(f"{tp}[{i}]", term))
+    for i, pref in _dicts(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        tp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        weight = _int(pref.get("weight")) or 0
+        if not 1 <= weight <= 100:
+            out.append(_invalid(f"{tp}.weight", weight, _WEIGHT))
+        out.extend(_node_selector_term(f"{tp}.preference", _dict(pref.get("preference")) or {}))
+    return out
+
+
+def _match_label_keys(path: str, term: dict[str, Any]) -> list[Cause]:
+    """``validateMatchLabelKeysAndMismatchLabelKeys`` (kube's own path for a
+    key also in the selector: the term's, indexed)."""
+    selector = _dict(term.get("labelSelector"))
+    match = _strings(term.get("matchLabelKeys"))
+    mismatch = _strings(term.get("mismatchLabelKeys"))
+    out: list[Cause] = []
+    for name, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
+        if keys and selector is None:
+            out.append(_forbidden(f"{path}.{name}", _NO_SELECTOR))
+        elif keys:
+            for i, key in enumerate(keys):
+                out.extend(_label_name(f"{path}.{name}[{i}]", key))
+    if selector is not None:
+        index = {key: i for i, key in enumerate(match)}
+        seen = set(_dict(selector.get("matchLabels")) or {})
+        for _, expr in _dicts(selector.get("matchExpressions")):
+            key = _str(expr.get("key"))
+            if key in index and key in seen:
+                detail = "exists in both matchLabelKeys and labelSelector"
+                out.append(_invalid(f"{path}[{index[key]}]", key, detail))
+            seen.add(key)
+    for i, key in enumerate(match):
+        if key in mismatch:
+            detail = "exists in both matchLabelKeys and mismatchLabelKeys"
+            out.append(_invalid(f"{path}.matchLabelKeys[{i}]", key, detail))
+    return out
+
+
+def _pod_affinity_term(path: str, term: dict[str, Any]) -> list[Cause]:
+    """``validatePodAffinityTerm``."""
+    out = _label_selector(f"{path}.labelSelector", term.get("labelSelector"))
+    out.extend(_label_selector(f"{path}.namespaceSelector", term.get("namespaceSelector")))
+    for name in _strings(term.get("namespaces")):
+        out.extend(_each(f"{path}.namespace", name, validate_name("label", name)))
+    out.extend(_match_label_keys(path, term))
+    topology_key = _str(term.get("topologyKey"))
+    if not topology_key:
+        out.append(_required(f"{path}.topologyKey", "can not be empty"))
+    return out + _label_name(f"{path}.topologyKey", topology_key)
+
+
+def _pod_affinity(path: str, affinity: dict[str, Any]) -> list[Cause]:
+    """``validatePodAffinity`` / ``validatePodAntiAffinity``."""
+    out: list[Cause] = []
+    rp = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    for i, term in _dicts(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")):
+        out.extend(_pod_affinity_term(f"{rp}[{i}]", term))
+    pp = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, weighted in _dicts(affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        weight = _int(weighted.get("weight")) or 0
+        if not 1 <= weight <= 100:
+            out.append(_invalid(f"{pp}[{i}].weight", weight, _WEIGHT))
+        term = _dict(weighted.get("podAffinityTerm")) or {}
+        out.extend(_pod_affinity_term(f"{pp}[{i}].podAffinityTerm", term))
+    return out
+
+
+def _affinity(path: str, affinity: Any) -> list[Cause]:
+    """``validateAffinity``."""
+    aff = _dict(affinity) or {}
+    out: list[Cause] = []
+    node = _dict(aff.get("nodeAffinity"))
+    if node is not None:
+        out.extend(_node_affinity(f"{path}.nodeAffinity", node))
+    for key in ("podAffinity", "podAntiAffinity"):
+        pod = _dict(aff.get(key))
+        if pod is not None:
+            out.extend(_pod_affinity(f"{path}.{key}", pod))
+    return out
+
+
+def _topology_spread(path: str, constraints: Any) -> list[Cause]:
+    """``validateTopologySpreadConstraints`` (label selectors checked, as on
+    create)."""
+    out: list[Cause] = []
+    listed = _dicts(constraints)
+    for n, (i, c) in enumerate(listed):
+        cp = f"{path}[{i}]"
+        skew = _int(c.get("maxSkew")) or 0
+        if skew <= 0:
+            out.append(_invalid(f"{cp}.maxSkew", skew, "must be greater than zero"))
+        topology_key = _str(c.get("topologyKey"))
+        if not topology_key:
+            out.append(_required(f"{cp}.topologyKey", "can not be empty"))
+        action = _str(c.get("whenUnsatisfiable"))
+        if action not in _SCHEDULE_ACTIONS:
+            out.append(_not_supported(f"{cp}.whenUnsatisfiable", action, _SCHEDULE_ACTIONS))
+        pair = (topology_key, action)
+        if any(
+            (_str(o.get("topologyKey")), _str(o.get("whenUnsatisfiable"))) == pair
+            for _, o in listed[n + 1 :]
+        ):
+            out.append(
+                _duplicate(
+                    f"{cp}.{{topologyKey, whenUnsatisfiable}}", f"{{{topology_key}, {action}}}"
+                )
+            )
+        min_domains = _int(c.get("minDomains"))
+        if min_domains is not None:
+            if min_domains <= 0:
+                out.append(_invalid(f"{cp}.minDomains", min_domains, "must be greater than zero"))
+            if action != "DoNotSchedule":
+                detail = f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                out.append(_invalid(f"{cp}.minDomains", min_domains, detail))
+        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = c.get(key)
+            if isinstance(policy, str) and policy not in _NODE_INCLUSION_POLICIES:
+                out.append(_not_supported(f"{cp}.{key}", policy, _NODE_INCLUSION_POLICIES))
+        out.extend(_spread_label_keys(f"{cp}.matchLabelKeys", c))
+        out.extend(_label_selector(f"{cp}.labelSelector", c.get("labelSelector")))
+    return out
+
+
+def _spread_label_keys(path: str, constraint: dict[str, Any]) -> list[Cause]:
+    """``validateMatchLabelKeysInTopologySpread``."""
+    keys = _strings(constraint.get("matchLabelKeys"))
+    if not keys:
+        return []
+    selector = _dict(constraint.get("labelSelector"))
+    out: list[Cause] = []
+    in_selector: set[str] = set()
+    if selector is None:
+        out.append(_forbidden(path, _NO_SELECTOR))
+    else:
+        in_selector.update(_dict(selector.get("matchLabels")) or {})
+        in_selector.update(_str(e.get("key")) for _, e in _dicts(selector.get("matchExpressions")))
+    for i, key in enumerate(keys):
+        out.extend(_label_name(f"{path}[{i}]", key))
+        if key in in_selector:
+            detail = "exists in both matchLabelKeys and labelSelector"
+            out.append(_invalid(f"{path}[{i}]", key, detail))
+    return out
+
+
 # -- the pod spec ------------------------------------------------------------
 
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -693,36 +1214,6 @@ def _node_selector(field: str, selector: Any) -> list[Cause]:
         if isinstance(value, str):
             out.extend(_each(field, value, label_value_errors(value)))
     return out
-
-
-def _security_context(path: str, sc: Any) -> list[Cause]:
-    """``validatePodSpecSecurityContext``'s id and namespace checks."""
-    ctx = _dict(sc)
-    if ctx is None:
-        return []
-    out: list[Cause] = []
-    id_range = _inclusive_range(0, _MAX_INT32)
-    for key in ("fsGroup", "runAsUser", "runAsGroup"):
-        n = _int(ctx.get(key))
-        if n is not None and not 0 <= n <= _MAX_INT32:
-            out.append(_invalid(f"{path}.{key}", n, id_range))
-    for g, gid in enumerate(ctx.get("supplementalGroups") or []):
-        n = _int(gid)
-        if n is not None and not 0 <= n <= _MAX_INT32:
-            out.append(_invalid(f"{path}.supplementalGroups[{g}]", n, id_range))
-    return out
-
-
-def _share_process_namespace(path: str, spec: dict[str, Any]) -> list[Cause]:
-    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
-        return [
-            _invalid(
-                f"{path}.securityContext.shareProcessNamespace",
-                True,
-                "ShareProcessNamespace and HostPID cannot both be enabled",
-            )
-        ]
-    return []
 
 
 def _dns_config(path: str, config: Any, policy: str) -> list[Cause]:
@@ -937,6 +1428,9 @@ def pod_spec_causes(path: str, spec: Any) -> list[dict[str, Any]]:
         out.append(_required(f"{path}.terminationGracePeriodSeconds"))
     out.extend(_containers(f"{path}.containers", spec.get("containers"), grace))
     out.extend(_init_containers(f"{path}.initContainers", spec.get("initContainers"), grace))
+    for i, c in _dicts(spec.get("ephemeralContainers")):
+        field = f"{path}.ephemeralContainers[{i}].securityContext"
+        out.extend(_container_security_context(field, c.get("securityContext")))
     out.extend(_host_network(path, spec, is_pod))
     restart = _str(spec.get("restartPolicy"))
     if not restart:
@@ -949,10 +1443,13 @@ def pod_spec_causes(path: str, spec: Any) -> list[dict[str, Any]]:
     elif dns_policy not in _DNS_POLICIES:
         out.append(_not_supported(f"{path}.dnsPolicy", dns_policy, _DNS_POLICIES))
     out.extend(_node_selector(f"{path}.nodeSelector", spec.get("nodeSelector")))
-    out.extend(_security_context(f"{path}.securityContext", spec.get("securityContext")))
-    out.extend(_share_process_namespace(path, spec))
+    out.extend(_security_context(f"{path}.securityContext", spec))
+    out.extend(_affinity(f"{path}.affinity", spec.get("affinity")))
     out.extend(_dns_config(f"{path}.dnsConfig", spec.get("dnsConfig"), dns_policy))
     out.extend(_gates(path, spec))
+    out.extend(
+        _topology_spread(f"{path}.topologySpreadConstraints", spec.get("topologySpreadConstraints"))
+    )
     out.extend(_names(path, spec))
     deadline = _int(spec.get("activeDeadlineSeconds"))
     if deadline is not None and not 1 <= deadline <= _MAX_INT32:
