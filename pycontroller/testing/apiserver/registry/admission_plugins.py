@@ -1,7 +1,14 @@
 """The built-in admission plugins kube-apiserver 1.32 runs by default that
-change what a controller reads back (``plugin/pkg/admission``), before the
-admission webhooks, in kube's order:
+change what a controller reads back or refuse what it writes
+(``plugin/pkg/admission``), before the admission webhooks, in kube's order:
 
+* ``LimitRanger`` (``admission_limits``): a new pod's containers get the
+  ``default`` limits and ``defaultRequest`` requests of the namespace's
+  LimitRanges (``Container`` items) they lack, and the
+  ``kubernetes.io/limit-ranger`` annotation; a new pod, or a new or updated
+  PersistentVolumeClaim, that breaks a ``min`` / ``max`` /
+  ``maxLimitRequestRatio`` (``Container``, ``Pod`` and
+  ``PersistentVolumeClaim`` items) is kube's 403.
 * ``Priority`` (``priority/admission.go``): a new pod gets ``spec.priority``
   and ``spec.preemptionPolicy`` from its ``priorityClassName``, or from the
   cluster's ``globalDefault`` PriorityClass (whose name it then takes), or 0
@@ -24,15 +31,16 @@ admission webhooks, in kube's order:
 
 Not here: ``ServiceAccount`` (it needs the ``default`` ServiceAccount that
 kube-controller-manager creates in every namespace; envtest turns it off for
-the same reason), ``LimitRanger``, ``ResourceQuota``,
-``StorageObjectInUseProtection`` (its finalizer needs the protection
-controllers), ``PodSecurity``.
+the same reason), ``ResourceQuota`` (it needs the quota controller to fill
+``status.hard``), ``StorageObjectInUseProtection`` (its finalizer needs the
+protection controllers), ``PodSecurity``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pycontroller.testing.apiserver.registry import admission_limits
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import forbidden
 
@@ -103,6 +111,7 @@ def mutate(
         return
     rk = (rt.group, rt.plural)
     if rk == ("", "pods"):
+        admission_limits.mutate(rest, rt, operation, obj)
         _priority(rest, rt, operation, obj, old)
         _default_toleration_seconds(obj)
     elif operation != "CREATE":
@@ -141,8 +150,12 @@ def validate(
     *,
     subresource: str = "",
 ) -> None:
-    """The validating half of ``Priority``: one ``globalDefault`` PriorityClass."""
-    if (rt.group, rt.plural) != _PRIORITY_CLASSES or obj is None or subresource:
+    """The validating plugins: ``LimitRanger``'s checks, and the validating
+    half of ``Priority`` (one ``globalDefault`` PriorityClass)."""
+    if obj is None or subresource:
+        return
+    admission_limits.validate(rest, rt, operation, obj)
+    if (rt.group, rt.plural) != _PRIORITY_CLASSES:
         return
     if operation not in ("CREATE", "UPDATE") or obj.get("globalDefault") is not True:
         return
