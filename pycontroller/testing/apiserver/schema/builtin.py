@@ -29,7 +29,7 @@ from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import defaults as defaults_mod
-from pycontroller.testing.apiserver.schema import goshape, quantity
+from pycontroller.testing.apiserver.schema import goshape, pod_strategy, quantity
 from pycontroller.testing.apiserver.schema import kinds as _kinds
 from pycontroller.testing.apiserver.schema import validation as validation_mod
 
@@ -201,6 +201,7 @@ class Defaulter:
                 st = obj.setdefault("status", {})
                 st.setdefault("phase", "Pending")
                 st.setdefault("qosClass", qos_class(obj.get("spec")))
+                pod_strategy.prepare_for_create(obj)
         if key == ("", "Secret"):
             obj.setdefault("type", "Opaque")
             # Convert_v1_Secret_To_core_Secret: stringData is write-only, merged
