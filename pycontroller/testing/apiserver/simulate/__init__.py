@@ -38,6 +38,28 @@ name            simulates
                 ``observedGeneration``, the ``DisruptionAllowed`` condition),
                 which the ``pods/eviction`` subresource checks. Opt-in: not
                 under ``--embedded``.
+``jobs``        kube-controller-manager's Job and TTL-after-finished
+                controllers (``job.py``): pods ``<job>-<random>`` (Indexed:
+                ``<job>-<index>-<random>``, index label, annotation and env)
+                with a controller reference and the
+                ``batch.kubernetes.io/job-tracking`` finalizer, removed once
+                counted; ``parallelism``, ``completions`` (NonIndexed and
+                Indexed, ``completedIndexes``), ``backoffLimit``,
+                ``activeDeadlineSeconds``, ``suspend``,
+                ``ttlSecondsAfterFinished``; ``status`` ``active``,
+                ``ready``, ``terminating``, ``succeeded``, ``failed``,
+                ``startTime``, ``completionTime``,
+                ``uncountedTerminatedPods`` and the conditions of 1.32's
+                default gates: ``SuccessCriteriaMet`` then ``Complete``
+                (``CompletionsReached``), ``FailureTarget`` then ``Failed``
+                (``BackoffLimitExceeded``, ``DeadlineExceeded``),
+                ``Suspended``. With ``kubelet`` too, a Job's Running pod's
+                containers exit (as the kubelet writes it): 0 by default, so
+                it succeeds; the pod template annotations
+                ``simulate.pycontroller.dev/exit-code`` and
+                ``simulate.pycontroller.dev/run-seconds`` make it fail or run
+                longer. Opt-in: not under ``--embedded`` (Jobs there stay as
+                stored, as before).
 =============== ==============================================================
 
 The components act as API clients of the server would (they are written
@@ -58,13 +80,18 @@ message saying there is no kubelet, ``registry/eviction.py``):
 metrics API (``metrics.k8s.io``, the kubelet's ``/stats`` and ``/metrics``),
 ``pods/proxy`` and ``nodes/proxy``, probes (liveness, readiness and startup
 probes never run: containers are ready at once and never restart), container
-exits, restarts and ``OOMKilled``, image pulls, volumes, resource limits, and
+exits (but those of Job pods under ``jobs``, steered by annotations), restarts
+(a Job pod's failing container fails the pod, even under ``restartPolicy:
+OnFailure``) and ``OOMKilled``, image pulls, volumes, resource limits, and
 network traffic to pod or Service IPs (the addresses are bookkeeping only).
-Also not simulated: other workload controllers (StatefulSet, DaemonSet, Job,
-CronJob), the time a graceful pod termination takes (the simulated kubelet
-ends it at once, and does not write terminated container statuses first), node
-heartbeats and Leases, taints, affinity and resource-aware scheduling,
-kube-proxy, and adoption of orphaned ReplicaSets or pods by selector.
+Also not simulated: other workload controllers (StatefulSet, DaemonSet,
+CronJob), the Job controller's pod-failure backoff (failed pods are replaced
+at once), ``podFailurePolicy``, ``successPolicy`` and
+``backoffLimitPerIndex``, the time a graceful pod termination takes (the
+simulated kubelet ends it at once, and does not write terminated container
+statuses first), node heartbeats and Leases, taints, affinity and
+resource-aware scheduling, kube-proxy, and adoption of orphaned ReplicaSets,
+Jobs' or other pods by selector.
 """
 
 from __future__ import annotations

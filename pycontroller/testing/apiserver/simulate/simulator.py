@@ -32,6 +32,7 @@ from pycontroller.testing.apiserver.simulate.deployment import DeploymentControl
 from pycontroller.testing.apiserver.simulate.disruption import DisruptionController
 from pycontroller.testing.apiserver.simulate.endpoints import EndpointsController
 from pycontroller.testing.apiserver.simulate.endpointslice import EndpointSliceController
+from pycontroller.testing.apiserver.simulate.job import JobController, JobPodExits
 from pycontroller.testing.apiserver.simulate.kubelet import Kubelet
 from pycontroller.testing.apiserver.simulate.replicaset import ReplicaSetController
 
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 # What a Manager's ``--embedded`` runs.
 DEFAULT_SIMULATIONS: tuple[str, ...] = ("deployments", "kubelet", "endpoints")
 # Every simulation there is: the defaults and the opt-in ones.
-SIMULATIONS: tuple[str, ...] = (*DEFAULT_SIMULATIONS, "disruption")
+SIMULATIONS: tuple[str, ...] = (*DEFAULT_SIMULATIONS, "disruption", "jobs")
 
 # Storage keys (group, plural) whose changes each simulation reacts to.
 _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
@@ -61,6 +62,7 @@ _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
             ("", "replicationcontrollers"),
         }
     ),
+    "jobs": frozenset({("batch", "jobs"), ("", "pods")}),
 }
 
 
@@ -151,10 +153,16 @@ class Simulator(BackgroundLoop):
             return
         ensure_types(rest.registry, wanted)
         # Order within a pass follows the data: Deployments make ReplicaSets,
-        # ReplicaSets make pods, the kubelet runs them, endpoints list them.
+        # ReplicaSets and Jobs make pods, the kubelet runs them, endpoints
+        # list them. A Job pod's containers exit (JobPodExits) in the pass
+        # after the one that ran them.
         if "deployments" in wanted:
             self._components.append(DeploymentController(self._client("kube-controller-manager")))
             self._components.append(ReplicaSetController(self._client("kube-controller-manager")))
+        if "jobs" in wanted:
+            self._components.append(JobController(self._client("kube-controller-manager")))
+            if "kubelet" in wanted:  # the kubelet's container exits of Job pods
+                self._components.append(JobPodExits(self._client("kubelet")))
         if "kubelet" in wanted:
             self._components.append(
                 Kubelet(self._client("kubelet"), self._client("kube-scheduler"))
