@@ -441,15 +441,19 @@ def _service_ports(spec: dict[str, Any]) -> str:
 def _service_cells(obj: dict[str, Any], now: _Now) -> list[Any]:
     spec = _spec(obj)
     svc_type = spec.get("type", "ClusterIP")
-    external = spec.get("externalIPs") or []
+    # getServiceExternalIP (the server prints wide: no clipping).
+    external = [str(x) for x in spec.get("externalIPs") or []]
     ingress = ((_status(obj).get("loadBalancer") or {}).get("ingress")) or []
-    ext_ips = list(external) + [i.get("ip") or i.get("hostname") for i in ingress]
+    lb_ips = sorted({str(i.get("ip") or i.get("hostname")) for i in ingress
+                     if isinstance(i, dict) and (i.get("ip") or i.get("hostname"))})  # fmt: skip
     if svc_type == "ExternalName":
-        ext = spec.get("externalName", "<none>")
-    elif ext_ips:
-        ext = ",".join(str(x) for x in ext_ips)
+        ext = spec.get("externalName", "")
+    elif svc_type == "LoadBalancer":
+        ext = ",".join([*lb_ips, *external]) or "<pending>"
+    elif svc_type in ("ClusterIP", "NodePort"):
+        ext = ",".join(external) or "<none>"
     else:
-        ext = "<pending>" if svc_type == "LoadBalancer" else "<none>"
+        ext = "<unknown>"
     return [
         svc_type,
         spec.get("clusterIP") or "<none>",
@@ -460,23 +464,145 @@ def _service_cells(obj: dict[str, Any], now: _Now) -> list[Any]:
     ]
 
 
+def _restartable(container: Any) -> bool:
+    return isinstance(container, dict) and container.get("restartPolicy") == "Always"
+
+
+def _finished_at(state: Any) -> datetime.datetime | None:
+    term = (state or {}).get("terminated") if isinstance(state, dict) else None
+    ts = term.get("finishedAt") if isinstance(term, dict) else None
+    return _parse_time(ts) if isinstance(ts, str) and ts else None
+
+
+def _later(a: _Now | None, b: _Now | None) -> _Now | None:
+    return b if a is None or (b is not None and b > a) else a
+
+
+def _terminated_reason(term: dict[str, Any], prefix: str = "") -> str:
+    if term.get("reason"):
+        return prefix + str(term["reason"])
+    if term.get("signal"):
+        return f"{prefix}Signal:{term['signal']}"
+    return f"{prefix}ExitCode:{term.get('exitCode', 0)}"
+
+
 def _pod_cells(obj: dict[str, Any], now: _Now) -> list[Any]:
+    """kube 1.32 ``printPod``: READY, STATUS (the pod's reason or phase, then
+    what its init and app containers say), RESTARTS (``N (Xm ago)``), AGE,
+    and the wide IP, NODE, NOMINATED NODE and READINESS GATES."""
     spec, status = _spec(obj), _status(obj)
-    statuses = status.get("containerStatuses") or []
-    total = len(spec.get("containers") or [])
-    ready = sum(1 for c in statuses if c.get("ready"))
-    restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
-    reason = status.get("reason") or status.get("phase") or "Unknown"
+    phase = status.get("phase") or ""
+    reason = str(status.get("reason") or phase)
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    if any(
+        c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions
+    ):
+        reason = "SchedulingGated"
+    init_specs = {c.get("name"): c for c in spec.get("initContainers") or [] if isinstance(c, dict)}
+    total = len(spec.get("containers") or []) + sum(
+        1 for c in init_specs.values() if _restartable(c)
+    )
+    ready = restarts = sidecar_restarts = 0
+    last: datetime.datetime | None = None
+    sidecar_last: datetime.datetime | None = None
+    init_statuses = status.get("initContainerStatuses") or []
+    initializing = False
+    for i, c in enumerate(init_statuses):
+        state = c.get("state") or {}
+        restarts += int(c.get("restartCount") or 0)
+        last = _later(last, _finished_at(c.get("lastState")))
+        sidecar = _restartable(init_specs.get(c.get("name")))
+        if sidecar:
+            sidecar_restarts += int(c.get("restartCount") or 0)
+            sidecar_last = _later(sidecar_last, _finished_at(c.get("lastState")))
+        term, waiting = state.get("terminated"), state.get("waiting")
+        if isinstance(term, dict) and not term.get("exitCode"):
+            continue
+        if sidecar and c.get("started"):
+            ready += 1 if c.get("ready") else 0
+            continue
+        initializing = True
+        if isinstance(term, dict):
+            reason = _terminated_reason(term, "Init:")
+        elif isinstance(waiting, dict) and waiting.get("reason") not in (
+            None,
+            "",
+            "PodInitializing",
+        ):
+            reason = f"Init:{waiting['reason']}"
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        break
+    initialized = any(
+        c.get("type") == "Initialized" and c.get("status") == "True" for c in conditions
+    )
+    if not initializing or initialized:
+        restarts, last = sidecar_restarts, sidecar_last
+        running = False
+        for c in reversed(status.get("containerStatuses") or []):
+            state = c.get("state") or {}
+            restarts += int(c.get("restartCount") or 0)
+            last = _later(last, _finished_at(c.get("lastState")))
+            waiting, term = state.get("waiting"), state.get("terminated")
+            if isinstance(waiting, dict) and waiting.get("reason"):
+                reason = str(waiting["reason"])
+            elif isinstance(term, dict):
+                reason = _terminated_reason(term)
+            elif c.get("ready") and isinstance(state.get("running"), dict):
+                running = True
+                ready += 1
+        if reason == "Completed" and running:
+            pod_ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+            )
+            reason = "Running" if pod_ready else "NotReady"
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
-        reason = "Terminating"
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            reason = "Terminating"
+    shown = str(restarts)
+    if restarts and last is not None:
+        shown = f"{restarts} ({human_duration((now - last).total_seconds())} ago)"
+    ips = status.get("podIPs") or []
+    pod_ip = (ips[0].get("ip") if ips and isinstance(ips[0], dict) else "") or ""
+    gates = spec.get("readinessGates") or []
+    readiness = "<none>"
+    if gates:
+        by_type: dict[Any, Any] = {}
+        for c in conditions:
+            by_type.setdefault(c.get("type"), c.get("status"))
+        true = sum(by_type.get((g or {}).get("conditionType")) == "True" for g in gates)
+        readiness = f"{true}/{len(gates)}"
     return [
         f"{ready}/{total}",
         reason,
-        restarts,
+        shown,
         _age(obj, now),
-        status.get("podIP") or "<none>",
+        pod_ip or "<none>",
         spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        readiness,
     ]
+
+
+def _pod_row_conditions(obj: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """``podSuccessConditions`` / ``podFailedConditions`` of a finished pod's row."""
+    phase = _status(obj).get("phase")
+    if phase == "Succeeded":
+        return [
+            {
+                "type": "Completed",
+                "status": "True",
+                "reason": "",
+                "message": "The pod has completed successfully.",
+            }
+        ]
+    if phase == "Failed":
+        return [
+            {"type": "Completed", "status": "True", "reason": "", "message": "The pod has failed."}
+        ]
+    return None
 
 
 def _data_count(obj: dict[str, Any]) -> int:
@@ -860,12 +986,23 @@ def _builtin_columns(rt: ResourceType) -> _Builtin:
     if key == ("", "Pod"):
         return (
             [
-                _column("Ready", "string", "The aggregate readiness state of this pod."),
-                _column("Status", "string", "The aggregate status of the containers."),
-                _column("Restarts", "string", "The number of times the containers restarted."),
+                _column(
+                    "Ready",
+                    "string",
+                    "The aggregate readiness state of this pod for accepting traffic.",
+                ),
+                _column("Status", "string", "The aggregate status of the containers in this pod."),
+                _column(
+                    "Restarts",
+                    "string",
+                    "The number of times the containers in this pod have been restarted and "
+                    "when the last container in this pod has restarted.",
+                ),
                 age_col,
                 _column("IP", "string", "IP address of the pod.", priority=1),
                 _column("Node", "string", "Name of the node.", priority=1),
+                _column("Nominated Node", "string", "Name of the nominated node.", priority=1),
+                _column("Readiness Gates", "string", "The pod's readiness gates.", priority=1),
             ],
             _pod_cells,
         )
@@ -1030,12 +1167,13 @@ def to_table(
     rows = []
     for item in items:
         name = (item.get("metadata") or {}).get("name", "")
-        rows.append(
-            {
-                "cells": [name, *cells(item)],
-                "object": _row_object(item, include_object, api_version),
-            }
-        )
+        row: dict[str, Any] = {"cells": [name, *cells(item)]}
+        if (rt.group, rt.kind) == ("", "Pod"):
+            conditions = _pod_row_conditions(item)
+            if conditions:
+                row["conditions"] = conditions
+        row["object"] = _row_object(item, include_object, api_version)
+        rows.append(row)
     return _table(meta, columns if headers else None, rows, api_version)
 
 
