@@ -126,7 +126,7 @@ def test_field_selectors() -> None:
     assert parse_field_selector("status.phase=Running", "Pod").matches(obj)
     with pytest.raises(StatusError) as ei:
         parse_field_selector("status.phase=Running", "ConfigMap")
-    assert ei.value.code == 400 and "field label not supported" in ei.value.message
+    assert ei.value.code == 400 and "is not a known field selector" in ei.value.message
     with pytest.raises(StatusError):
         parse_field_selector("metadata.name", "ConfigMap")
 

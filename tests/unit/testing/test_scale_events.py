@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pycontroller.testing.apiserver.registry.events import (
     core_to_events,
-    events_field_selector,
     events_to_core,
 )
 from pycontroller.testing.apiserver.registry.scale import (
@@ -100,11 +99,3 @@ def test_event_conversion_round_trips() -> None:
         "series": {"count": 2},
     }
     assert events_to_core(new) == core
-
-
-def test_events_field_selector() -> None:
-    assert events_field_selector(None) is None
-    assert (
-        events_field_selector("regarding.name=x,reportingController!=y,type=Normal")
-        == "involvedObject.name=x,reportingComponent!=y,type=Normal"
-    )

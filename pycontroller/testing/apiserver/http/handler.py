@@ -53,7 +53,6 @@ from pycontroller.testing.apiserver.http.openapi_v2 import openapi_v2_reply
 from pycontroller.testing.apiserver.http.table import to_table
 from pycontroller.testing.apiserver.registry import admission_policy, listoptions, reviews
 from pycontroller.testing.apiserver.registry import options as request_options
-from pycontroller.testing.apiserver.registry.events import events_field_selector
 from pycontroller.testing.apiserver.registry.eviction import KUBELET_ONLY
 from pycontroller.testing.apiserver.registry.rest import (
     DeleteOptions,
@@ -163,11 +162,6 @@ def route(server: APIServer, path: str) -> Route | None:
     if rt.namespaced and name is not None:
         raise _not_found_path()
     return Route(rt, None, name, rest[2] if len(rest) > 2 else "", watch_path)
-
-
-def _fs(rt: ResourceType, selector: str | None) -> str | None:
-    """A field selector in the stored object's field names (events.k8s.io)."""
-    return events_field_selector(selector) if rt.extra.get("stored_as") else selector
 
 
 def _without_type_meta(obj: Any) -> Any:
@@ -504,7 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
             if r.name is None:
                 sel = Selector(
                     parse_label(params.get("labelSelector")),
-                    parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
+                    parse_field_selector(params.get("fieldSelector"), rt),
                 )
                 limit = _limit(params)
                 causes = listoptions.validate_list_options(params)
@@ -571,7 +565,7 @@ class _Handler(BaseHTTPRequestHandler):
             if r.name is None:
                 sel = Selector(
                     parse_label(params.get("labelSelector")),
-                    parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
+                    parse_field_selector(params.get("fieldSelector"), rt),
                 )
                 listed = app.rest.delete_collection(
                     rt,
@@ -748,7 +742,7 @@ class _Handler(BaseHTTPRequestHandler):
         rt = r.rt
         sel = Selector(
             parse_label(params.get("labelSelector")),
-            parse_field_selector(_fs(rt, params.get("fieldSelector")), rt.kind),
+            parse_field_selector(params.get("fieldSelector"), rt),
         )
         namespace = r.namespace
         if r.name is not None:
@@ -757,11 +751,9 @@ class _Handler(BaseHTTPRequestHandler):
                 sel.labels,
                 parse_field_selector(
                     ",".join(
-                        x
-                        for x in (_fs(rt, params.get("fieldSelector")), f"metadata.name={r.name}")
-                        if x
+                        x for x in (params.get("fieldSelector"), f"metadata.name={r.name}") if x
                     ),
-                    rt.kind,
+                    rt,
                 ),
             )
         try:

@@ -28,13 +28,11 @@ them); fields outside the table above pass through unchanged.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 __all__ = [
     "EVENTS_API_VERSION",
     "core_to_events",
-    "events_field_selector",
     "events_to_core",
 ]
 
@@ -70,27 +68,3 @@ def core_to_events(obj: dict[str, Any]) -> dict[str, Any]:
 def events_to_core(obj: dict[str, Any]) -> dict[str, Any]:
     """An events.k8s.io/v1 Event body in its stored core/v1 form (shallow)."""
     return _rename(obj, _EVENTS_TO_CORE, "v1")
-
-
-_FIELD_RE = re.compile(r"^(\s*)(regarding\.|reportingController|deprecatedSource)")
-
-
-def events_field_selector(selector: str | None) -> str | None:
-    """An events.k8s.io field selector in the stored (core) field names:
-    ``regarding.name=x`` -> ``involvedObject.name=x``,
-    ``reportingController=y`` -> ``reportingComponent=y``."""
-    if not selector:
-        return selector
-    parts = []
-    for part in selector.split(","):
-        m = _FIELD_RE.match(part)
-        if m:
-            field = m.group(2)
-            new = {
-                "regarding.": "involvedObject.",
-                "reportingController": "reportingComponent",
-                "deprecatedSource": "source",
-            }[field]
-            part = m.group(1) + new + part[m.end() :]
-        parts.append(part)
-    return ",".join(parts)

@@ -6,7 +6,8 @@ support:
 - ``validate_crd(crd)`` returns kube-style ``StatusCause``s for an invalid
   CRD (the checks of apiextensions' ``ValidateCustomResourceDefinition`` that
   matter in tests: names, group, scope, versions, one storage version,
-  structural schema basics, printer columns, list-type map keys).
+  structural schema basics, printer columns, list-type map keys,
+  ``selectableFields``).
 - ``crd_to_resource_types(crd)`` gives one ``ResourceType`` per *served*
   version.
 - ``established_status(crd)`` is the status the apiextensions controllers
@@ -55,6 +56,7 @@ _RULE_REASONS = (
     "FieldValueRequired",
 )
 _SCHEMA_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+MAX_SELECTABLE_FIELDS = 8  # validation.MaxSelectableFields
 
 Cause = dict[str, Any]
 PathPart = str | int
@@ -125,7 +127,9 @@ def crd_to_resource_types(crd: dict[str, Any]) -> list[ResourceType]:
     ``schema`` is the version's ``schema.openAPIV3Schema`` (deep-copied so
     later edits of ``crd`` cannot change a served type), ``printer_columns``
     its ``additionalPrinterColumns``; ``extra`` carries ``storage``,
-    ``deprecated``/``deprecationWarning`` and the ``scale`` subresource.
+    ``deprecated``/``deprecationWarning``, the ``scale`` subresource and
+    ``selectable_fields`` (the version's ``selectableFields`` JSON paths, for
+    field selectors and the OpenAPI ``x-kubernetes-selectable-fields``).
     """
     spec = crd.get("spec") or {}
     names = _names(crd)
@@ -139,7 +143,12 @@ def crd_to_resource_types(crd: dict[str, Any]) -> list[ResourceType]:
             continue
         subresources = v.get("subresources") or {}
         schema = (v.get("schema") or {}).get("openAPIV3Schema")
-        extra: dict[str, Any] = {"storage": bool(v.get("storage"))}
+        extra: dict[str, Any] = {
+            "storage": bool(v.get("storage")),
+            "selectable_fields": tuple(
+                str(f.get("jsonPath") or "") for f in v.get("selectableFields") or ()
+            ),
+        }
         if "scale" in subresources:
             extra["scale"] = copy.deepcopy(subresources["scale"])
         if v.get("deprecated"):
@@ -506,6 +515,76 @@ def _validate_printer_columns(columns: Any, base: str, causes: list[Cause]) -> N
             )
 
 
+def _selectable_field_schema(json_path: str, schema: dict[str, Any]) -> tuple[str, Any]:
+    """apiextensions ``cel.ValidFieldPath`` without array notation: the field
+    path (``spec.color``, ``spec.labels[k]``) and the schema it points to;
+    ``ValueError`` with kube's reason for an invalid path."""
+    tokens = re.findall(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]]+", json_path)
+    path, node, i = "", schema, 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "[":
+            raise ValueError("array notation is not allowed")
+        if tok != ".":
+            raise ValueError(f"expected [ or . but got: {tok}")
+        if i + 1 >= len(tokens):
+            raise ValueError("unexpected end of JSON path")
+        name = tokens[i + 1]
+        props = node.get("properties") if isinstance(node, dict) else None
+        addl = node.get("additionalProperties") if isinstance(node, dict) else None
+        if props:
+            if name not in props:
+                raise ValueError("does not refer to a valid field")
+            path, node = f"{path}.{name}" if path else name, props[name]
+        elif isinstance(addl, dict):
+            path, node = f"{path}[{name}]", addl
+        else:
+            raise ValueError("does not refer to a valid field")
+        i += 2
+    return path, node
+
+
+def _validate_selectable_fields(fields: Any, schema: Any, base: str, causes: list[Cause]) -> None:
+    """apiextensions ``ValidateCustomResourceSelectableFields`` (and the
+    no-schema check of ``validateCustomResourceDefinitionVersion``)."""
+    if not isinstance(fields, list):
+        causes.append(_invalid(base, fields, "must be a list"))
+        return
+    if not fields:
+        return
+    if not isinstance(schema, dict):
+        causes.append(_invalid(base, "", "selectableFields may only be set when "
+                               "version.schema.openAPIV3Schema is not included"))  # fmt: skip
+        return
+    unique: set[str] = set()
+    for i, sf in enumerate(fields):
+        p = f"{base}[{i}].jsonPath"
+        jp = sf.get("jsonPath") if isinstance(sf, dict) else None
+        if not jp:
+            causes.append(_required(p))
+            continue
+        try:
+            path, found = _selectable_field_schema(str(jp), schema)
+        except ValueError as err:
+            causes.append(_invalid(p, jp, f"is an invalid path: {err}"))
+            continue
+        if path.split(".")[0].split("[")[0] == "metadata":
+            causes.append(_invalid(p, jp, "must not point to fields in metadata"))
+        if not isinstance(found, dict) or found.get("type") not in ("string", "boolean", "integer"):
+            causes.append(_invalid(p, jp, "must point to a field of type string, boolean or "
+                                   "integer. Enum string fields and strings with formats are "
+                                   "allowed."))  # fmt: skip
+        if path in unique:
+            causes.append(_duplicate(p, jp))
+        unique.add(path)
+    if len(unique) > MAX_SELECTABLE_FIELDS:
+        causes.append({
+            "reason": "FieldValueTooMany",
+            "message": f"Too many: {len(unique)}: must have at most {MAX_SELECTABLE_FIELDS} items",
+            "field": base,
+        })  # fmt: skip
+
+
 def validate_crd(crd: dict[str, Any]) -> list[Cause]:
     """Validate an apiextensions.k8s.io/v1 CRD; ``[]`` means valid.
 
@@ -605,6 +684,10 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
         if "additionalPrinterColumns" in v:
             _validate_printer_columns(
                 v["additionalPrinterColumns"], f"{base}.additionalPrinterColumns", causes
+            )
+        if "selectableFields" in v:
+            _validate_selectable_fields(
+                v["selectableFields"], schema, f"{base}.selectableFields", causes
             )
     if storage_count != 1:
         causes.append(

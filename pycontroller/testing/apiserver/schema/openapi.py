@@ -29,7 +29,9 @@
   404, then to compiled-in types).
 
 CRD kinds publish their ``openAPIV3Schema`` with ``apiVersion``/``kind``/
-``metadata`` filled in as apiextensions-apiserver does; built-in kinds get
+``metadata`` filled in as apiextensions-apiserver does, the kind and its list
+carrying ``x-kubernetes-selectable-fields`` (``[{"fieldPath": "spec.x"}]``,
+``[]`` without ``selectableFields``, as ``buildSelectableFields``); built-in kinds get
 minimal object schemas (``openapi_builtin.py``).
 
 Invariant: documents are pure functions of the registry's types; the last
@@ -70,6 +72,7 @@ JSON = "application/json"
 KUBE_VERSION = "v1.32.0"
 
 _GVK = "x-kubernetes-group-version-kind"
+_SELECTABLE = "x-kubernetes-selectable-fields"
 _PATCH_TYPES = (
     "application/apply-patch+yaml",
     "application/json-patch+json",
@@ -369,7 +372,15 @@ def _kind_schema(rt: ResourceType) -> dict[str, Any]:
     else:
         schema = builtin_schema(rt)
     schema[_GVK] = _gvk_ext(rt)
+    if rt.is_crd:
+        schema[_SELECTABLE] = _selectable_ext(rt)
     return schema
+
+
+def _selectable_ext(rt: ResourceType) -> list[dict[str, str]]:
+    """apiextensions' ``buildSelectableFields``: the version's selectable field
+    paths without the leading dot (``[]`` when it has none, as kube 1.32)."""
+    return [{"fieldPath": p.removeprefix(".")} for p in rt.extra.get("selectable_fields") or ()]
 
 
 def _list_schema(rt: ResourceType) -> dict[str, Any]:
@@ -387,6 +398,7 @@ def _list_schema(rt: ResourceType) -> dict[str, Any]:
             "metadata": {"allOf": [_ref(LIST_META)], "default": {}},
         },
         _GVK: _gvk_ext(rt, rt.list_kind),
+        **({_SELECTABLE: _selectable_ext(rt)} if rt.is_crd else {}),
     }
 
 
