@@ -55,6 +55,8 @@ from pycontroller.testing.apiserver.registry import admission_policy, listoption
 from pycontroller.testing.apiserver.registry import options as request_options
 from pycontroller.testing.apiserver.registry.eviction import KUBELET_ONLY
 from pycontroller.testing.apiserver.registry.rest import (
+    JOB_DELETE_WARNING,
+    ORPHAN_BY_DEFAULT,
     DeleteOptions,
     WriteOptions,
     parse_resource_version,
@@ -562,6 +564,11 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "DELETE":
             chosen = self._negotiate(rt)
             delete = DeleteOptions.parse(params, self._decode(body) if body.strip() else None)
+            # The Job store's Delete/DeleteCollection: no policy given orphans
+            # the pods (ORPHAN_BY_DEFAULT), and says so.
+            warned = WriteOptions()
+            if delete.propagation is None and rkey(rt) in ORPHAN_BY_DEFAULT:
+                warned.warnings.append(JOB_DELETE_WARNING)
             if r.name is None:
                 sel = Selector(
                     parse_label(params.get("labelSelector")),
@@ -577,7 +584,7 @@ class _Handler(BaseHTTPRequestHandler):
                     limit=_limit(params),
                     continue_token=params.get("continue"),
                 )
-                return self._reply(200, rt, listed, chosen)
+                return self._reply(200, rt, listed, chosen, warned)
             obj, deleted = app.rest.delete_answer(
                 rt,
                 r.namespace,
@@ -590,7 +597,7 @@ class _Handler(BaseHTTPRequestHandler):
             # DeleteResource: 202 if the object was not deleted at once and the
             # request set orphanDependents=false (only then, for old clients).
             accepted = not deleted and delete.orphan_dependents is False
-            return self._reply(202 if accepted else 200, rt, obj, chosen)
+            return self._reply(202 if accepted else 200, rt, obj, chosen, warned)
         raise method_not_allowed()
 
     def _write_options(self, params: dict[str, str]) -> WriteOptions:

@@ -380,19 +380,35 @@ def _set_finalizers(meta: dict[str, Any], finalizers: list[str]) -> None:
         meta.pop("finalizers", None)
 
 
-def _gc_finalizers(finalizers: list[str], propagation: str | None) -> list[str]:
+#: Kinds whose strategy's ``DefaultGarbageCollectionPolicy`` orphans the
+#: dependents of a delete that states no policy: batch/v1 Jobs ("for back
+#: compatibility"; their pods stay, and the delete answers ``JOB_DELETE_WARNING``).
+ORPHAN_BY_DEFAULT = frozenset({("batch", "jobs")})
+JOB_DELETE_WARNING = (
+    "child pods are preserved by default when jobs are deleted; set "
+    "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
+    "suppress this warning"
+)
+
+
+def _gc_finalizers(
+    finalizers: list[str], propagation: str | None, orphan_by_default: bool = False
+) -> list[str]:
     """``deletionFinalizersForGarbageCollection``: the object's finalizers with
     ``orphan`` and ``foregroundDeletion`` as the delete asks. An explicit
     policy decides (Background removes both: a terminating object waiting on
     the collector is then deleted at once if nothing else holds it); without
     one (None) a finalizer already there decides, else the kind's default
-    (Background for every kind kube-apiserver 1.32 serves). Unchanged (same
-    set) keeps the stored order."""
+    (``orphan_by_default``: ``ORPHAN_BY_DEFAULT``; Background for every other
+    kind kube-apiserver 1.32 serves). Unchanged (same set) keeps the stored
+    order."""
     if propagation is not None:
         orphan, foreground = propagation == "Orphan", propagation == "Foreground"
     else:
         first = next((f for f in finalizers if f in (ORPHAN, FOREGROUND)), None)
         orphan, foreground = first == ORPHAN, first == FOREGROUND
+        if first is None:
+            orphan = orphan_by_default
     new = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
     if orphan:
         new.append(ORPHAN)
@@ -1811,7 +1827,9 @@ class REST:
                 if isinstance(gen, int) and not isinstance(gen, bool) and gen > 0:
                     nmeta["generation"] = gen + 1
                 graceful = True
-        fins = _gc_finalizers(list(meta.get("finalizers") or []), propagation)
+        fins = _gc_finalizers(
+            list(meta.get("finalizers") or []), propagation, rkey(rt) in ORPHAN_BY_DEFAULT
+        )
         is_ns = (rt.group, rt.plural) == ("", "namespaces")
         if graceful:
             _set_finalizers(nmeta, fins)
