@@ -5,10 +5,11 @@
   allocatable and ``nodeInfo``. Its conditions are written once: there are
   no heartbeats and no Lease in ``kube-node-lease``.
 - Scheduler: a pod with no ``spec.nodeName`` whose ``schedulerName`` is
-  ``default-scheduler`` is bound to ``node-1`` when its ``nodeSelector``
-  matches the node's labels; otherwise it gets ``PodScheduled=False``
-  (``Unschedulable``) and stays Pending. Affinity, taints and resources are
-  not considered.
+  ``default-scheduler`` is bound to ``node-1`` when its ``nodeSelector`` and
+  required node affinity (``matchExpressions`` on labels, ``matchFields`` on
+  ``metadata.name``, as on DaemonSet pods) match the node; otherwise it gets
+  ``PodScheduled=False`` (``Unschedulable``) and stays Pending. Pod affinity,
+  taints and resources are not considered.
 - Kubelet: a pod bound to ``node-1`` (not terminating, not Succeeded or
   Failed) gets the status a kubelet writes once its containers run: phase
   ``Running``, ``hostIP(s)``, ``podIP(s)`` (from 10.244.0.0/16; the node's IP
@@ -38,7 +39,7 @@ from typing import Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import InternalClient, meta
-from pycontroller.testing.apiserver.simulate.podutil import now, pod_condition
+from pycontroller.testing.apiserver.simulate.podutil import node_matches, now, pod_condition
 
 __all__ = ["NODE_IP", "NODE_NAME", "Kubelet", "node_object"]
 
@@ -228,7 +229,6 @@ class Kubelet:
         if pod_rt is None:
             return None
         node = self._ensure_node(node_rt) if node_rt is not None else node_object()
-        node_labels = meta(node).get("labels") or {}
         pods = self.c.items(pod_rt)
         used = {str((p.get("status") or {}).get("podIP")) for p in pods}
         for pod in pods:
@@ -240,7 +240,7 @@ class Kubelet:
             node_name = spec.get("nodeName")
             if not node_name:
                 if spec.get("schedulerName", SCHEDULER) == SCHEDULER:
-                    bound = self._schedule(pod_rt, pod, node_labels)
+                    bound = self._schedule(pod_rt, pod, node)
                     if bound is not None:
                         self._run(pod_rt, bound, used)
             elif node_name == NODE_NAME:
@@ -262,10 +262,9 @@ class Kubelet:
     # --- scheduler ---------------------------------------------------------------
 
     def _schedule(
-        self, pod_rt: ResourceType, pod: dict[str, Any], node_labels: dict[str, Any]
+        self, pod_rt: ResourceType, pod: dict[str, Any], node: dict[str, Any]
     ) -> dict[str, Any] | None:
-        selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-        if any(node_labels.get(k) != v for k, v in selector.items()):
+        if not node_matches(pod.get("spec") or {}, node):
             cond = pod_condition(pod, "PodScheduled")
             if cond is None or cond.get("reason") != "Unschedulable":
                 new = self.scheduler.mutable(pod)

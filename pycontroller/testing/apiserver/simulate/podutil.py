@@ -17,6 +17,7 @@ __all__ = [
     "is_active",
     "is_available",
     "is_ready",
+    "node_matches",
     "now",
     "parse_time",
     "pod_condition",
@@ -119,3 +120,52 @@ def find_port(pod: dict[str, Any], service_port: dict[str, Any]) -> int | None:
                     port = p.get("containerPort")
                     return port if isinstance(port, int) else None
     return None
+
+
+def _requirement_matches(req: dict[str, Any], value: str | None) -> bool:
+    """One ``NodeSelectorRequirement`` against a node's label (or field) value."""
+    op = req.get("operator")
+    values = [str(v) for v in req.get("values") or []]
+    if op == "In":
+        return value is not None and value in values
+    if op == "NotIn":
+        return value is None or value not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and len(values) == 1:
+        try:
+            n, bound = int(value), int(values[0])
+        except ValueError:
+            return False
+        return n > bound if op == "Gt" else n < bound
+    return False
+
+
+def node_matches(spec: dict[str, Any], node: dict[str, Any]) -> bool:
+    """``nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)``: the pod spec's
+    ``nodeSelector`` and ``requiredDuringSchedulingIgnoredDuringExecution``
+    node affinity (terms ORed; ``matchExpressions`` on labels and
+    ``matchFields`` on ``metadata.name`` ANDed within a term)."""
+    labels = meta(node).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    required = (
+        ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+    ) or None
+    if required is None:
+        return True
+    fields = {"metadata.name": meta(node).get("name")}
+    for term in required.get("nodeSelectorTerms") or []:
+        exprs = (term or {}).get("matchExpressions") or []
+        field_reqs = (term or {}).get("matchFields") or []
+        if not exprs and not field_reqs:
+            continue  # an empty term matches nothing
+        if all(_requirement_matches(r, labels.get(r.get("key"))) for r in exprs) and all(
+            _requirement_matches(r, fields.get(r.get("key"))) for r in field_reqs
+        ):
+            return True
+    return False

@@ -28,6 +28,7 @@ from pycontroller.testing.apiserver.registry.rest import REST
 from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import InternalClient
+from pycontroller.testing.apiserver.simulate.daemonset import DaemonSetController
 from pycontroller.testing.apiserver.simulate.deployment import DeploymentController
 from pycontroller.testing.apiserver.simulate.disruption import DisruptionController
 from pycontroller.testing.apiserver.simulate.endpoints import EndpointsController
@@ -35,6 +36,7 @@ from pycontroller.testing.apiserver.simulate.endpointslice import EndpointSliceC
 from pycontroller.testing.apiserver.simulate.job import JobController, JobPodExits
 from pycontroller.testing.apiserver.simulate.kubelet import Kubelet
 from pycontroller.testing.apiserver.simulate.replicaset import ReplicaSetController
+from pycontroller.testing.apiserver.simulate.statefulset import StatefulSetController
 
 __all__ = ["DEFAULT_SIMULATIONS", "SIMULATIONS", "Simulator", "ensure_types"]
 
@@ -43,7 +45,13 @@ logger = logging.getLogger(__name__)
 # What a Manager's ``--embedded`` runs.
 DEFAULT_SIMULATIONS: tuple[str, ...] = ("deployments", "kubelet", "endpoints")
 # Every simulation there is: the defaults and the opt-in ones.
-SIMULATIONS: tuple[str, ...] = (*DEFAULT_SIMULATIONS, "disruption", "jobs")
+SIMULATIONS: tuple[str, ...] = (
+    *DEFAULT_SIMULATIONS,
+    "disruption",
+    "jobs",
+    "statefulsets",
+    "daemonsets",
+)
 
 # Storage keys (group, plural) whose changes each simulation reacts to.
 _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
@@ -63,6 +71,17 @@ _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
         }
     ),
     "jobs": frozenset({("batch", "jobs"), ("", "pods")}),
+    "statefulsets": frozenset(
+        {
+            ("apps", "statefulsets"),
+            ("", "pods"),
+            ("apps", "controllerrevisions"),
+            ("", "persistentvolumeclaims"),
+        }
+    ),
+    "daemonsets": frozenset(
+        {("apps", "daemonsets"), ("", "pods"), ("apps", "controllerrevisions"), ("", "nodes")}
+    ),
 }
 
 
@@ -153,7 +172,8 @@ class Simulator(BackgroundLoop):
             return
         ensure_types(rest.registry, wanted)
         # Order within a pass follows the data: Deployments make ReplicaSets,
-        # ReplicaSets and Jobs make pods, the kubelet runs them, endpoints
+        # ReplicaSets, Jobs, StatefulSets and DaemonSets make pods (and
+        # ControllerRevisions, PVCs), the kubelet runs them, endpoints
         # list them. A Job pod's containers exit (JobPodExits) in the pass
         # after the one that ran them.
         if "deployments" in wanted:
@@ -163,6 +183,10 @@ class Simulator(BackgroundLoop):
             self._components.append(JobController(self._client("kube-controller-manager")))
             if "kubelet" in wanted:  # the kubelet's container exits of Job pods
                 self._components.append(JobPodExits(self._client("kubelet")))
+        if "statefulsets" in wanted:
+            self._components.append(StatefulSetController(self._client("kube-controller-manager")))
+        if "daemonsets" in wanted:
+            self._components.append(DaemonSetController(self._client("kube-controller-manager")))
         if "kubelet" in wanted:
             self._components.append(
                 Kubelet(self._client("kubelet"), self._client("kube-scheduler"))
