@@ -196,6 +196,10 @@ class Defaulter:
             # definition (defaults.py), then its strategy's.
             defaults_mod.apply(rt, obj)
             defaults_mod.strategy_defaults(rt, obj, old)
+            # PrepareForCreate/PrepareForUpdate of Pods and of the kinds with
+            # a pod template: fields of gates off in 1.32 dropped (after
+            # decoding's defaults, before validation and the Go shape).
+            pod_strategy.drop_disabled_kind_fields(key, obj, old)
             if key == ("", "Pod") and old is None:
                 # podStrategy.PrepareForCreate: Pending, and the QoS class.
                 st = obj.setdefault("status", {})
