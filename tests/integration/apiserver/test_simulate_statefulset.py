@@ -489,7 +489,12 @@ def test_daemonset_pod_per_eligible_node_with_kube_affinity_tolerations_and_stat
     assert cr["metadata"]["name"] == f"agent-{h}" and cr["revision"] == 1
     p1, p2 = pods["node-1"], pods["node-2"]
     assert p1["metadata"]["generateName"] == "agent-"
-    assert p1["metadata"]["labels"] == {"app": "agent", "controller-revision-hash": h}
+    # pod-template-generation: from the annotation kube-apiserver writes.
+    assert p1["metadata"]["labels"] == {
+        "app": "agent",
+        "controller-revision-hash": h,
+        "pod-template-generation": "1",
+    }
     assert p1["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
     assert p1["spec"]["affinity"] == {
         "nodeAffinity": {

@@ -222,6 +222,8 @@ class Defaulter:
         # Decoding into the Go type and marshalling it back: the shape a
         # cluster stores and answers (and the field manager sees).
         goshape.shape(rt, obj)
+        if key == ("apps", "DaemonSet"):
+            _template_generation(obj, old)
 
     def _default_service(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = obj.setdefault("spec", {})
@@ -284,6 +286,37 @@ class Defaulter:
             for point in ingress if isinstance(ingress, list) else ():
                 if isinstance(point, dict) and point.get("ip") and point.get("ipMode") is None:
                     point["ipMode"] = "VIP"
+
+
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """A DaemonSet's internal ``spec.templateGeneration``, which apps/v1
+    carries in the ``deprecated.daemonset.template.generation`` annotation
+    (``Convert_apps_DaemonSet_To_v1_DaemonSet``): on create the one the
+    annotation gives, at least 1 (``PrepareForCreate``); on update the stored
+    one, plus 1 when the pod template changed (``PrepareForUpdate``)."""
+    meta = obj.setdefault("metadata", {})
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+
+    def parsed(value: Any) -> int:
+        try:
+            return int(str(value))
+        except ValueError:
+            return 0
+
+    if old is None:
+        generation = max(1, parsed(annotations.get(TEMPLATE_GENERATION)))
+    else:
+        stored = parsed(((old.get("metadata") or {}).get("annotations") or {}).get(
+            TEMPLATE_GENERATION
+        ))  # fmt: skip
+        changed = (obj.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+        generation = stored + 1 if changed else stored
+    annotations[TEMPLATE_GENERATION] = str(generation)
 
 
 def default_copy(
