@@ -39,6 +39,7 @@ from pycontroller.testing.apiserver.registry.rbac_bootstrap import (
     bootstrap_cluster_role_bindings,
     bootstrap_cluster_roles,
 )
+from pycontroller.testing.apiserver.registry.resource_quota import QuotaController
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
 from pycontroller.testing.apiserver.registry.storage import Storage
 from pycontroller.testing.apiserver.registry.watch import Watcher
@@ -178,6 +179,7 @@ class APIServer:
         self.rest = REST(self.storage, self.registry, Defaulter())
         self.gc = GarbageCollector(self.rest)
         self.policy_status = PolicyStatusController(self.rest)
+        self.quota_controller = QuotaController(self.rest)
         self.authenticator = Authenticator()
         self.authorizer = make_authorizer(authorizer, self.storage)
         self.faults = Faults()
@@ -257,6 +259,7 @@ class APIServer:
             self._thread.start()
             self.gc.start()
             self.policy_status.start()
+            self.quota_controller.start()
             self.rbac_aggregator.start()
             self.simulator.start()
             logger.info("embedded API server listening on %s", self.url)
@@ -280,6 +283,7 @@ class APIServer:
             self._thread = None
             self.gc.stop()
             self.policy_status.stop()
+            self.quota_controller.stop()
             self.rbac_aggregator.stop()
             self.simulator.stop()
 

@@ -46,7 +46,16 @@ from pycontroller.testing.apiserver.status import forbidden
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.registry.rest import REST
 
-__all__ = ["ANNOTATION", "mutate", "validate"]
+__all__ = [
+    "ANNOTATION",
+    "Amount",
+    "add_amounts",
+    "amounts",
+    "mutate",
+    "pod_totals",
+    "show_amount",
+    "validate",
+]
 
 _LIMIT_RANGES = ("", "limitranges")
 _PODS = ("", "pods")
@@ -56,7 +65,7 @@ _MAX_INT64 = 2**63 - 1
 _MAX_MILLI_VALUE = _MAX_INT64 // 1000  # resource.MaxMilliValue
 
 
-class _Q(NamedTuple):
+class Amount(NamedTuple):
     """A parsed quantity: its exact amount and its format (what ``String``
     writes it in)."""
 
@@ -67,7 +76,7 @@ class _Q(NamedTuple):
 # --- quantities ------------------------------------------------------------------
 
 
-def _parse(raw: Any) -> _Q | None:
+def _parse(raw: Any) -> Amount | None:
     """``raw`` as the request decoded it (a string, or a JSON number); None
     when it is not a quantity (validation refuses it)."""
     if isinstance(raw, str):
@@ -80,10 +89,10 @@ def _parse(raw: Any) -> _Q | None:
         q = quantity.parse(text)
     except quantity.QuantityError:
         return None
-    return _Q(q.amount, q.format)
+    return Amount(q.amount, q.format)
 
 
-def _show(q: _Q) -> str:
+def show_amount(q: Amount) -> str:
     """``Quantity.String``: the canonical text of ``q``, through the server's
     own writer (``quantity.canonical``) fed a text that parses back to it and
     that it keeps only when Go would (a count of nanos, or of bytes as Ki)."""
@@ -105,15 +114,17 @@ def _scaled(amount: Decimal, scale: int) -> int:
     return max(-_MAX_INT64, min(_MAX_INT64, -rounded if value < 0 else rounded))
 
 
-def _value(q: _Q | None) -> int:
+def _value(q: Amount | None) -> int:
     return 0 if q is None else _scaled(q.amount, 0)
 
 
-def _milli(q: _Q | None) -> int:
+def _milli(q: Amount | None) -> int:
     return 0 if q is None else _scaled(q.amount, 3)
 
 
-def _enforced_values(req: _Q | None, lim: _Q | None, enforced: _Q) -> tuple[int, int, int]:
+def _enforced_values(
+    req: Amount | None, lim: Amount | None, enforced: Amount
+) -> tuple[int, int, int]:
     """``requestLimitEnforcedValues``: milli-values when none overflows."""
     values = (_value(req), _value(lim), _value(enforced))
     if all(v <= _MAX_MILLI_VALUE for v in values):
@@ -121,9 +132,9 @@ def _enforced_values(req: _Q | None, lim: _Q | None, enforced: _Q) -> tuple[int,
     return values
 
 
-def _quantities(raw: Any) -> dict[str, _Q]:
+def amounts(raw: Any) -> dict[str, Amount]:
     """A ``ResourceList``: the entries that are quantities."""
-    out: dict[str, _Q] = {}
+    out: dict[str, Amount] = {}
     if isinstance(raw, dict):
         for k, v in raw.items():
             q = _parse(v)
@@ -132,7 +143,7 @@ def _quantities(raw: Any) -> dict[str, _Q]:
     return out
 
 
-def _add(total: dict[str, _Q], more: dict[str, _Q]) -> None:
+def add_amounts(total: dict[str, Amount], more: dict[str, Amount]) -> None:
     """``addResourceList`` (``Quantity.Add``: the format of the first
     non-zero operand)."""
     for name, q in more.items():
@@ -140,10 +151,10 @@ def _add(total: dict[str, _Q], more: dict[str, _Q]) -> None:
         if have is None:
             total[name] = q
         else:
-            total[name] = _Q(have.amount + q.amount, have.format if have.amount else q.format)
+            total[name] = Amount(have.amount + q.amount, have.format if have.amount else q.format)
 
 
-def _max(total: dict[str, _Q], more: dict[str, _Q]) -> None:
+def _max(total: dict[str, Amount], more: dict[str, Amount]) -> None:
     """``maxResourceList``."""
     for name, q in more.items():
         have = total.get(name)
@@ -283,10 +294,10 @@ def _aggregate(errs: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def _resources(container: dict[str, Any]) -> tuple[dict[str, _Q], dict[str, _Q]]:
+def _resources(container: dict[str, Any]) -> tuple[dict[str, Amount], dict[str, Amount]]:
     resources = container.get("resources")
     resources = resources if isinstance(resources, dict) else {}
-    return _quantities(resources.get("requests")), _quantities(resources.get("limits"))
+    return amounts(resources.get("requests")), amounts(resources.get("limits"))
 
 
 def _pod_errors(items: list[dict[str, Any]], spec: dict[str, Any]) -> list[str]:
@@ -299,13 +310,13 @@ def _pod_errors(items: list[dict[str, Any]], spec: dict[str, Any]) -> list[str]:
                 requests, limits = _resources(container)
                 errs += _constraints(item, "Container", requests, limits)
         elif kind == "Pod":
-            requests, limits = _pod_totals(spec)
+            requests, limits = pod_totals(spec)
             errs += _constraints(item, "Pod", requests, limits)
     return errs
 
 
 def _constraints(
-    item: dict[str, Any], kind: str, requests: dict[str, _Q], limits: dict[str, _Q]
+    item: dict[str, Any], kind: str, requests: dict[str, Amount], limits: dict[str, Amount]
 ) -> list[str]:
     errs: list[str] = []
     for check, field in (
@@ -313,34 +324,34 @@ def _constraints(
         (_max_constraint, "max"),
         (_ratio_constraint, "maxLimitRequestRatio"),
     ):
-        for name, enforced in sorted(_quantities(item.get(field)).items()):
+        for name, enforced in sorted(amounts(item.get(field)).items()):
             err = check(kind, name, enforced, requests, limits)
             if err:
                 errs.append(err)
     return errs
 
 
-def _pod_totals(spec: dict[str, Any]) -> tuple[dict[str, _Q], dict[str, _Q]]:
+def pod_totals(spec: dict[str, Any]) -> tuple[dict[str, Amount], dict[str, Amount]]:
     """``podRequests`` / ``podLimits``: the containers' sum, sidecars (init
     containers with ``restartPolicy: Always``) added, and at least what any
     init container needs along with the sidecars started before it."""
-    totals: list[dict[str, _Q]] = []
+    totals: list[dict[str, Amount]] = []
     for index in (0, 1):
-        total: dict[str, _Q] = {}
+        total: dict[str, Amount] = {}
         for container in _containers(spec, "containers"):
-            _add(total, _resources(container)[index])
-        sidecars: dict[str, _Q] = {}
-        init: dict[str, _Q] = {}
+            add_amounts(total, _resources(container)[index])
+        sidecars: dict[str, Amount] = {}
+        init: dict[str, Amount] = {}
         for container in _containers(spec, "initContainers"):
             own = _resources(container)[index]
             if container.get("restartPolicy") == "Always":
-                _add(total, own)
-                _add(sidecars, own)
+                add_amounts(total, own)
+                add_amounts(sidecars, own)
                 needed = dict(sidecars)
             else:
                 needed = {}
-                _add(needed, own)
-                _add(needed, sidecars)
+                add_amounts(needed, own)
+                add_amounts(needed, sidecars)
             _max(init, needed)
         _max(total, init)
         totals.append(total)
@@ -348,55 +359,55 @@ def _pod_totals(spec: dict[str, Any]) -> tuple[dict[str, _Q], dict[str, _Q]]:
 
 
 def _min_constraint(
-    kind: str, name: str, enforced: _Q, requests: dict[str, _Q], limits: dict[str, _Q]
+    kind: str, name: str, enforced: Amount, requests: dict[str, Amount], limits: dict[str, Amount]
 ) -> str | None:
     req, lim = requests.get(name), limits.get(name)
     req_value, lim_value, enforced_value = _enforced_values(req, lim, enforced)
-    shown = _show(enforced)
+    shown = show_amount(enforced)
     if req is None:
         return f"minimum {name} usage per {kind} is {shown}.  No request is specified"
     if req_value < enforced_value:
-        return f"minimum {name} usage per {kind} is {shown}, but request is {_show(req)}"
+        return f"minimum {name} usage per {kind} is {shown}, but request is {show_amount(req)}"
     if lim is not None and lim_value < enforced_value:
-        return f"minimum {name} usage per {kind} is {shown}, but limit is {_show(lim)}"
+        return f"minimum {name} usage per {kind} is {shown}, but limit is {show_amount(lim)}"
     return None
 
 
 def _max_constraint(
-    kind: str, name: str, enforced: _Q, requests: dict[str, _Q], limits: dict[str, _Q]
+    kind: str, name: str, enforced: Amount, requests: dict[str, Amount], limits: dict[str, Amount]
 ) -> str | None:
     req, lim = requests.get(name), limits.get(name)
     req_value, lim_value, enforced_value = _enforced_values(req, lim, enforced)
-    shown = _show(enforced)
+    shown = show_amount(enforced)
     if lim is None:
         return f"maximum {name} usage per {kind} is {shown}.  No limit is specified"
     if lim_value > enforced_value:
-        return f"maximum {name} usage per {kind} is {shown}, but limit is {_show(lim)}"
+        return f"maximum {name} usage per {kind} is {shown}, but limit is {show_amount(lim)}"
     if req is not None and req_value > enforced_value:
-        return f"maximum {name} usage per {kind} is {shown}, but request is {_show(req)}"
+        return f"maximum {name} usage per {kind} is {shown}, but request is {show_amount(req)}"
     return None
 
 
 def _max_request_constraint(
-    kind: str, name: str, enforced: _Q, requests: dict[str, _Q]
+    kind: str, name: str, enforced: Amount, requests: dict[str, Amount]
 ) -> str | None:
     """``maxRequestConstraint``: a kind (a claim) whose limits are not input."""
     req = requests.get(name)
     req_value, _, enforced_value = _enforced_values(req, None, enforced)
-    shown = _show(enforced)
+    shown = show_amount(enforced)
     if req is None:
         return f"maximum {name} usage per {kind} is {shown}.  No request is specified"
     if req_value > enforced_value:
-        return f"maximum {name} usage per {kind} is {shown}, but request is {_show(req)}"
+        return f"maximum {name} usage per {kind} is {shown}, but request is {show_amount(req)}"
     return None
 
 
 def _ratio_constraint(
-    kind: str, name: str, enforced: _Q, requests: dict[str, _Q], limits: dict[str, _Q]
+    kind: str, name: str, enforced: Amount, requests: dict[str, Amount], limits: dict[str, Amount]
 ) -> str | None:
     req, lim = requests.get(name), limits.get(name)
     req_value, lim_value, _ = _enforced_values(req, lim, enforced)
-    shown = _show(enforced)
+    shown = show_amount(enforced)
     if req is None or req_value == 0:
         return (
             f"{name} max limit to request ratio per {kind} is {shown}, but no request is "
@@ -423,17 +434,17 @@ def _ratio_constraint(
 
 def _claim_errors(items: list[dict[str, Any]], spec: dict[str, Any]) -> list[str]:
     resources = spec.get("resources")
-    requests = _quantities(resources.get("requests") if isinstance(resources, dict) else None)
+    requests = amounts(resources.get("requests") if isinstance(resources, dict) else None)
     errs: list[str] = []
     for item in items:
         if item.get("type") != "PersistentVolumeClaim":
             continue
         kind = "PersistentVolumeClaim"
-        for name, enforced in sorted(_quantities(item.get("min")).items()):
+        for name, enforced in sorted(amounts(item.get("min")).items()):
             err = _min_constraint(kind, name, enforced, requests, {})
             if err:
                 errs.append(err)
-        for name, enforced in sorted(_quantities(item.get("max")).items()):
+        for name, enforced in sorted(amounts(item.get("max")).items()):
             err = _max_request_constraint(kind, name, enforced, requests)
             if err:
                 errs.append(err)

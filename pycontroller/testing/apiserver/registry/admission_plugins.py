@@ -29,10 +29,15 @@ change what a controller reads back or refuse what it writes
   ``ingressClassName`` nor the ``kubernetes.io/ingress.class`` annotation
   (``ingressclass.kubernetes.io/is-default-class``).
 
+``ResourceQuota`` is ``resource_quota.admit``, which ``rest.py`` calls last
+among validating admission (after ValidatingAdmissionPolicy and the
+validating webhooks), as kube orders it; ``resource_quota.QuotaController``
+is kube-controller-manager's quota controller, which fills the quotas'
+``status``.
+
 Not here: ``ServiceAccount`` (it needs the ``default`` ServiceAccount that
 kube-controller-manager creates in every namespace; envtest turns it off for
-the same reason), ``ResourceQuota`` (it needs the quota controller to fill
-``status.hard``), ``StorageObjectInUseProtection`` (its finalizer needs the
+the same reason), ``StorageObjectInUseProtection`` (its finalizer needs the
 protection controllers), ``PodSecurity``.
 """
 

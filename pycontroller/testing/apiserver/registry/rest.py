@@ -38,6 +38,7 @@ from pycontroller.testing.apiserver.registry import (
     admission_policy,
     admission_webhook,
     conversion,
+    resource_quota,
 )
 from pycontroller.testing.apiserver.registry import options as request_options
 from pycontroller.testing.apiserver.registry import scale as scale_mod
@@ -1070,6 +1071,7 @@ class REST:
         admission_webhook.validate(
             self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
         )
+        resource_quota.admit(self, rt, "CREATE", obj, None, dry_run=opts.dry_run)
         if rv_set:
             # storage.ErrResourceVersionSetOnCreate: a plain error, which
             # InterpretCreateError passes through and ErrorToAPIStatus makes a
@@ -1317,6 +1319,9 @@ class REST:
             self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
             warnings=opts.warnings,
         )  # fmt: skip
+        resource_quota.admit(
+            self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run
+        )
         if _without_rv(new) == _without_rv(old):
             return self.out(rt, old)  # no-op update: no new resourceVersion, no event
         if opts.dry_run:
