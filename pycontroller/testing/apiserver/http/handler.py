@@ -625,9 +625,7 @@ class _Handler(BaseHTTPRequestHandler):
             out = app.rest.update_scale(r.rt, r.namespace, r.name, self._decode(body), opts)
         elif method == "PATCH":
             ctype = self.headers.get("Content-Type") or ""
-            request_options.check_write(
-                "PatchOptions", params, patch_type=patch_type(r.rt, ctype)
-            )
+            request_options.check_write("PatchOptions", params, patch_type=patch_type(r.rt, ctype))
             out = app.rest.patch_scale(r.rt, r.namespace, r.name, ctype, body, opts)
         headers: dict[str, str] = {}
         if opts.warnings:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from pycontroller._time import format_rfc3339
@@ -26,7 +27,14 @@ from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions, rke
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import StatusError
 
-__all__ = ["InternalClient", "controller_ref", "meta", "owner_uid"]
+__all__ = [
+    "InternalClient",
+    "by_owner",
+    "controller_ref",
+    "earliest",
+    "meta",
+    "owner_uid",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +52,21 @@ def owner_uid(obj: dict[str, Any]) -> str | None:
             uid = ref.get("uid")
             return str(uid) if uid else None
     return None
+
+
+def by_owner(objs: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """``objs`` grouped by the uid of their controller owner (the owned ones only)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for obj in objs:
+        uid = owner_uid(obj)
+        if uid:
+            out.setdefault(uid, []).append(obj)
+    return out
+
+
+def earliest(a: float | None, b: float | None) -> float | None:
+    """The sooner of two wake-up times (None: no wake-up)."""
+    return b if a is None or (b is not None and b < a) else a
 
 
 def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:

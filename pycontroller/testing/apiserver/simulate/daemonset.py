@@ -54,9 +54,10 @@ from typing import Any
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import (
     InternalClient,
+    by_owner,
     controller_ref,
+    earliest,
     meta,
-    owner_uid,
 )
 from pycontroller.testing.apiserver.simulate.deployment import compute_hash
 from pycontroller.testing.apiserver.simulate.podutil import (
@@ -236,23 +237,14 @@ class DaemonSetController:
         if ds_rt is None or pod_rt is None or cr_rt is None or node_rt is None:
             return None
         nodes = self.c.items(node_rt)
-        pods: dict[str, list[dict[str, Any]]] = {}
-        for pod in self.c.items(pod_rt):
-            uid = owner_uid(pod)
-            if uid:
-                pods.setdefault(uid, []).append(pod)
-        revisions: dict[str, list[dict[str, Any]]] = {}
-        for cr in self.c.items(cr_rt):
-            uid = owner_uid(cr)
-            if uid:
-                revisions.setdefault(uid, []).append(cr)
+        pods = by_owner(self.c.items(pod_rt))
+        revisions = by_owner(self.c.items(cr_rt))
         wake: float | None = None
         for ds in self.c.items(ds_rt):
             uid = str(meta(ds).get("uid"))
             sync = _DaemonSetSync(self.c, ds_rt, pod_rt, cr_rt, ds, nodes, at)
             t = sync.run(pods.get(uid, []), revisions.get(uid, []))
-            if t is not None and (wake is None or t < wake):
-                wake = t
+            wake = earliest(wake, t)
         return wake
 
 

@@ -52,6 +52,7 @@ from typing import Any
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import (
     InternalClient,
+    by_owner,
     controller_ref,
     meta,
     owner_uid,
@@ -291,11 +292,7 @@ class DeploymentController:
         pod_rt = self.c.type("", "v1", "pods")
         if d_rt is None or rs_rt is None or pod_rt is None:
             return None
-        by_owner: dict[str, list[dict[str, Any]]] = {}
-        for rs in self.c.items(rs_rt):
-            uid = owner_uid(rs)
-            if uid:
-                by_owner.setdefault(uid, []).append(rs)
+        sets_by_owner = by_owner(self.c.items(rs_rt))
         # Recreate's ``oldPodsRunning``: pods not Succeeded/Failed, terminating
         # ones included (a Recreate waits until they are gone).
         pods_by_owner: dict[str, int] = {}
@@ -305,7 +302,7 @@ class DeploymentController:
                 pods_by_owner[uid] = pods_by_owner.get(uid, 0) + 1
         wake: float | None = None
         for d in self.c.items(d_rt):
-            owned = sorted(by_owner.get(str(meta(d).get("uid")), []), key=_created)
+            owned = sorted(sets_by_owner.get(str(meta(d).get("uid")), []), key=_created)
             sync = _DeploymentSync(self.c, d_rt, rs_rt, d, owned, pods_by_owner, at)
             deadline = sync.run()
             if deadline is not None and (wake is None or deadline < wake):

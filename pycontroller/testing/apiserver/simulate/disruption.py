@@ -49,7 +49,7 @@ from pycontroller.testing.apiserver.registry.eviction import (
     update_disruption_allowed_condition,
 )
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.simulate.client import InternalClient, meta
+from pycontroller.testing.apiserver.simulate.client import InternalClient, earliest, meta
 from pycontroller.testing.apiserver.simulate.podutil import is_ready, parse_time, scaled_value
 
 __all__ = ["DELETION_TIMEOUT", "DisruptionController"]
@@ -98,8 +98,7 @@ class DisruptionController:
         wake: float | None = None
         for pdb in self.c.items(pdb_rt):
             t = self._sync_one(pdb_rt, pod_rt, pdb, at)
-            if t is not None and (wake is None or t < wake):
-                wake = t
+            wake = earliest(wake, t)
         return wake
 
     def _pods(self, pod_rt: ResourceType, pdb: dict[str, Any]) -> list[dict[str, Any]]:

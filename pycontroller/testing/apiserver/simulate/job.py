@@ -80,6 +80,7 @@ from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import (
     InternalClient,
     controller_ref,
+    earliest,
     meta,
 )
 from pycontroller.testing.apiserver.simulate.kubelet import NODE_NAME
@@ -445,9 +446,7 @@ class JobController:
             t, job = self._sync_job(job_rt, pod_rt, job, pods_by_owner.get(uid, []), at)
             jobs[uid] = job
             t2 = self._ttl_after_finished(job_rt, job, at)
-            for x in (t, t2):
-                if x is not None and (wake is None or x < wake):
-                    wake = x
+            wake = earliest(earliest(wake, t), t2)
         # syncOrphanPod: pods of a Job gone or finished lose the finalizer.
         for uid, pods in pods_by_owner.items():
             if uid in jobs and (jobs[uid] is None or not is_finished(jobs[uid] or {})):

@@ -24,9 +24,10 @@ from pycontroller.labels import selector_from_set
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import (
     InternalClient,
+    by_owner,
     controller_ref,
+    earliest,
     meta,
-    owner_uid,
 )
 from pycontroller.testing.apiserver.simulate.podutil import (
     is_active,
@@ -102,17 +103,12 @@ class ReplicaSetController:
         pod_rt = self.c.type("", "v1", "pods")
         if rs_rt is None or pod_rt is None:
             return None
-        pods_by_owner: dict[str, list[dict[str, Any]]] = {}
-        for pod in self.c.items(pod_rt):
-            uid = owner_uid(pod)
-            if uid:
-                pods_by_owner.setdefault(uid, []).append(pod)
+        pods_by_owner = by_owner(self.c.items(pod_rt))
         wake: float | None = None
         for rs in self.c.items(rs_rt):
             owned = pods_by_owner.get(str(meta(rs).get("uid")), [])
             deadline = self._sync_one(rs_rt, pod_rt, rs, owned, at)
-            if deadline is not None and (wake is None or deadline < wake):
-                wake = deadline
+            wake = earliest(wake, deadline)
         return wake
 
     def _sync_one(

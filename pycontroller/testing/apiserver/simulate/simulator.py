@@ -27,7 +27,7 @@ from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.rest import REST
 from pycontroller.testing.apiserver.registry.storage import Event
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.simulate.client import InternalClient
+from pycontroller.testing.apiserver.simulate.client import InternalClient, earliest
 from pycontroller.testing.apiserver.simulate.daemonset import DaemonSetController
 from pycontroller.testing.apiserver.simulate.deployment import DeploymentController
 from pycontroller.testing.apiserver.simulate.disruption import DisruptionController
@@ -242,8 +242,7 @@ class Simulator(BackgroundLoop):
         with self.rest.storage.lock:
             for component in self._components:
                 t = component.sync(at)
-                if t is not None and (wake is None or t < wake):
-                    wake = t
+                wake = earliest(wake, t)
         self._next_at = wake
         return sum(c.writes for c in self._clients) - before
 

@@ -64,9 +64,10 @@ from typing import Any
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import (
     InternalClient,
+    by_owner,
     controller_ref,
+    earliest,
     meta,
-    owner_uid,
 )
 from pycontroller.testing.apiserver.simulate.podutil import is_available, is_ready, ready_since
 
@@ -392,16 +393,8 @@ class StatefulSetController:
         pvc_rt = self.c.type("", "v1", "persistentvolumeclaims")
         if sts_rt is None or pod_rt is None or cr_rt is None or pvc_rt is None:
             return None
-        pods: dict[str, list[dict[str, Any]]] = {}
-        for pod in self.c.items(pod_rt):
-            uid = owner_uid(pod)
-            if uid:
-                pods.setdefault(uid, []).append(pod)
-        revisions: dict[str, list[dict[str, Any]]] = {}
-        for cr in self.c.items(cr_rt):
-            uid = owner_uid(cr)
-            if uid:
-                revisions.setdefault(uid, []).append(cr)
+        pods = by_owner(self.c.items(pod_rt))
+        revisions = by_owner(self.c.items(cr_rt))
         wake: float | None = None
         for s in self.c.items(sts_rt):
             uid = str(meta(s).get("uid"))
@@ -409,8 +402,7 @@ class StatefulSetController:
             owned = [p for p in pods.get(uid, []) if _parent_name(p) == name]
             sync = _SetSync(self.c, sts_rt, pod_rt, cr_rt, pvc_rt, s, at)
             t = sync.run(owned, sorted(revisions.get(uid, []), key=_revision_key))
-            if t is not None and (wake is None or t < wake):
-                wake = t
+            wake = earliest(wake, t)
         return wake
 
 
