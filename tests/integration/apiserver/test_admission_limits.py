@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support.http import request
+from support.objects import claim, container, pod
 
 from pycontroller.testing import APIServer
 
@@ -25,41 +26,12 @@ def server() -> Iterator[APIServer]:
         yield s
 
 
-def container(name: str = "c", **resources: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "image": "nginx"}
-    if resources:
-        out["resources"] = resources
-    return out
-
-
-def pod(name: str, *containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": list(containers) or [container()], **spec},
-    }
-
-
 def limit_range(name: str, *items: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "LimitRange",
         "metadata": {"name": name},
         "spec": {"limits": list(items)},
-    }
-
-
-def claim(name: str, storage: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "",
-            "resources": {"requests": {"storage": storage}},
-        },
     }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support.http import request
+from support.objects import claim, container, pod
 
 from pycontroller.testing import APIServer, wait_for
 
@@ -37,37 +38,8 @@ def quota(name: str, hard: dict[str, str], **spec: Any) -> dict[str, Any]:
     }
 
 
-def container(name: str = "c", **resources: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "image": "nginx"}
-    if resources:
-        out["resources"] = resources
-    return out
-
-
-def pod(name: str, *containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": list(containers) or [container()], **spec},
-    }
-
-
 def configmap(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
-
-
-def claim(name: str, storage: str, storage_class: str = "") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": storage_class,
-            "resources": {"requests": {"storage": storage}},
-        },
-    }
 
 
 def deployment(name: str) -> dict[str, Any]:
