@@ -42,6 +42,7 @@ from pycontroller.testing.apiserver.registry.rbac_bootstrap import (
 from pycontroller.testing.apiserver.registry.resource_quota import QuotaController
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
 from pycontroller.testing.apiserver.registry.storage import Storage
+from pycontroller.testing.apiserver.registry.storage_protection import ProtectionController
 from pycontroller.testing.apiserver.registry.watch import Watcher
 from pycontroller.testing.apiserver.schema.builtin import Defaulter, builtin_types
 from pycontroller.testing.apiserver.simulate import Simulator
@@ -180,6 +181,7 @@ class APIServer:
         self.gc = GarbageCollector(self.rest)
         self.policy_status = PolicyStatusController(self.rest)
         self.quota_controller = QuotaController(self.rest)
+        self.storage_protection = ProtectionController(self.rest)
         self.authenticator = Authenticator()
         self.authorizer = make_authorizer(authorizer, self.storage)
         self.faults = Faults()
@@ -260,6 +262,7 @@ class APIServer:
             self.gc.start()
             self.policy_status.start()
             self.quota_controller.start()
+            self.storage_protection.start()
             self.rbac_aggregator.start()
             self.simulator.start()
             logger.info("embedded API server listening on %s", self.url)
@@ -284,6 +287,7 @@ class APIServer:
             self.gc.stop()
             self.policy_status.stop()
             self.quota_controller.stop()
+            self.storage_protection.stop()
             self.rbac_aggregator.stop()
             self.simulator.stop()
 

@@ -35,17 +35,21 @@ validating webhooks), as kube orders it; ``resource_quota.QuotaController``
 is kube-controller-manager's quota controller, which fills the quotas'
 ``status``.
 
+``StorageObjectInUseProtection`` is ``storage_protection.mutate`` (the
+protection finalizer on new claims and volumes); its
+``ProtectionController`` is kube-controller-manager's pvc-protection and
+pv-protection controllers, which release them.
+
 Not here: ``ServiceAccount`` (it needs the ``default`` ServiceAccount that
 kube-controller-manager creates in every namespace; envtest turns it off for
-the same reason), ``StorageObjectInUseProtection`` (its finalizer needs the
-protection controllers), ``PodSecurity``.
+the same reason), ``PodSecurity``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pycontroller.testing.apiserver.registry import admission_limits
+from pycontroller.testing.apiserver.registry import admission_limits, storage_protection
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import forbidden
 
@@ -93,7 +97,12 @@ def system_priority_class(name: str, value: int, description: str) -> dict[str, 
 
 
 _MUTATED = frozenset(
-    {("", "pods"), ("", "persistentvolumeclaims"), ("networking.k8s.io", "ingresses")}
+    {
+        ("", "pods"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("networking.k8s.io", "ingresses"),
+    }
 )
 
 
@@ -115,6 +124,8 @@ def mutate(
     if obj is None or subresource:
         return
     rk = (rt.group, rt.plural)
+    if rk in storage_protection.PROTECTED:
+        storage_protection.mutate(rt, operation, obj)
     if rk == ("", "pods"):
         admission_limits.mutate(rest, rt, operation, obj)
         _priority(rest, rt, operation, obj, old)
