@@ -40,16 +40,23 @@ protection finalizer on new claims and volumes); its
 ``ProtectionController`` is kube-controller-manager's pvc-protection and
 pv-protection controllers, which release them.
 
+``PodSecurity`` is ``pod_security.validate``, which ``validate`` runs
+between LimitRanger's checks and Priority's, as kube orders them.
+
 Not here: ``ServiceAccount`` (it needs the ``default`` ServiceAccount that
 kube-controller-manager creates in every namespace; envtest turns it off for
-the same reason), ``PodSecurity``.
+the same reason).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pycontroller.testing.apiserver.registry import admission_limits, storage_protection
+from pycontroller.testing.apiserver.registry import (
+    admission_limits,
+    pod_security,
+    storage_protection,
+)
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.status import forbidden
 
@@ -163,15 +170,20 @@ def validate(
     rt: ResourceType,
     operation: str,
     obj: dict[str, Any] | None,
+    old: dict[str, Any] | None = None,
     *,
     subresource: str = "",
+    warnings: list[str] | None = None,
 ) -> None:
-    """The validating plugins: ``LimitRanger``'s checks, and the validating
-    half of ``Priority`` (one ``globalDefault`` PriorityClass)."""
-    if obj is None or subresource:
+    """The validating plugins, in kube's order: ``LimitRanger``'s checks,
+    ``PodSecurity`` (``pod_security``: its warnings go to ``warnings``), and
+    the validating half of ``Priority`` (one ``globalDefault`` PriorityClass)."""
+    if obj is None:
         return
-    admission_limits.validate(rest, rt, operation, obj)
-    if (rt.group, rt.plural) != _PRIORITY_CLASSES:
+    if not subresource:
+        admission_limits.validate(rest, rt, operation, obj)
+    pod_security.validate(rest, rt, operation, obj, old, subresource=subresource, warnings=warnings)
+    if subresource or (rt.group, rt.plural) != _PRIORITY_CLASSES:
         return
     if operation not in ("CREATE", "UPDATE") or obj.get("globalDefault") is not True:
         return

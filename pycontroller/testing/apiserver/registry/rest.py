@@ -1064,7 +1064,7 @@ class REST:
         if is_crd:
             crd_mod.default_crd(obj)
             self._validate_crd(rt, obj, None)
-        admission_plugins.validate(self, rt, "CREATE", obj)
+        admission_plugins.validate(self, rt, "CREATE", obj, warnings=opts.warnings)
         admission_policy.admit(
             self, rt, "CREATE", obj, None, dry_run=opts.dry_run, warnings=opts.warnings
         )
@@ -1310,7 +1310,9 @@ class REST:
             meta["generation"] = gen
         if not meta.get("finalizers"):
             meta.pop("finalizers", None)
-        admission_plugins.validate(self, rt, "UPDATE", new, subresource=subresource)
+        admission_plugins.validate(
+            self, rt, "UPDATE", new, old, subresource=subresource, warnings=opts.warnings
+        )
         admission_policy.admit(
             self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run,
             warnings=opts.warnings,
