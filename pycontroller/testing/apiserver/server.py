@@ -41,6 +41,10 @@ from pycontroller.testing.apiserver.registry.rbac_bootstrap import (
 )
 from pycontroller.testing.apiserver.registry.resource_quota import QuotaController
 from pycontroller.testing.apiserver.registry.rest import REST, WriteOptions
+from pycontroller.testing.apiserver.registry.service_accounts import (
+    ServiceAccountsController,
+    ensure_default,
+)
 from pycontroller.testing.apiserver.registry.storage import Storage
 from pycontroller.testing.apiserver.registry.storage_protection import ProtectionController
 from pycontroller.testing.apiserver.registry.watch import Watcher
@@ -182,6 +186,7 @@ class APIServer:
         self.policy_status = PolicyStatusController(self.rest)
         self.quota_controller = QuotaController(self.rest)
         self.storage_protection = ProtectionController(self.rest)
+        self.service_accounts = ServiceAccountsController(self.rest)
         self.authenticator = Authenticator()
         self.authorizer = make_authorizer(authorizer, self.storage)
         self.faults = Faults()
@@ -202,6 +207,7 @@ class APIServer:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                 WriteOptions(),
             )
+            ensure_default(self.rest, ns)
         self._bootstrap_rbac()
         self._bootstrap_priority_classes()
         # After the initial namespaces: a simulation writes nothing until start().
@@ -263,6 +269,7 @@ class APIServer:
             self.policy_status.start()
             self.quota_controller.start()
             self.storage_protection.start()
+            self.service_accounts.start()
             self.rbac_aggregator.start()
             self.simulator.start()
             logger.info("embedded API server listening on %s", self.url)
@@ -288,6 +295,7 @@ class APIServer:
             self.policy_status.stop()
             self.quota_controller.stop()
             self.storage_protection.stop()
+            self.service_accounts.stop()
             self.rbac_aggregator.stop()
             self.simulator.stop()
 

@@ -518,7 +518,8 @@ def test_pods_and_deployments_get_every_pod_type_default(
     assert c["ports"][0]["protocol"] == "TCP"
     assert c["readinessProbe"]["periodSeconds"] == 10
     assert c["env"][0]["valueFrom"]["fieldRef"]["apiVersion"] == "v1"
-    scratch, info, projected = spec["volumes"]
+    # A pod also gets the ServiceAccount admission's token volume, last.
+    scratch, info, projected = spec["volumes"][:3]
     assert scratch["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"] == "Filesystem"
     assert info["downwardAPI"]["defaultMode"] == 420
     assert projected["projected"]["defaultMode"] == 420

@@ -205,7 +205,7 @@ def test_ephemeral_volume_claim_template_of_a_pod(apiserver: APIServer) -> None:
         },
     }
     created = create(apiserver, PODS, pod)
-    scratch, cache = created["spec"]["volumes"]
+    scratch, cache = created["spec"]["volumes"][:2]  # then the token volume
     assert scratch["ephemeral"]["volumeClaimTemplate"]["metadata"] == NULL
     # Pointers Go leaves out stay out.
     assert cache == {"name": "cache", "emptyDir": {}}

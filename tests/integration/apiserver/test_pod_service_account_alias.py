@@ -18,6 +18,10 @@ PODS = "/api/v1/namespaces/default/pods"
 @pytest.fixture(scope="module")
 def server() -> Iterator[APIServer]:
     with APIServer() as s:
+        # A pod naming a missing ServiceAccount is refused (ServiceAccount admission).
+        for name in ("builder", "legacy", "new"):
+            body = {"metadata": {"name": name}}
+            request(s, "POST", "/api/v1/namespaces/default/serviceaccounts", body)
         yield s
 
 
@@ -36,7 +40,8 @@ def pod(name: str, **spec: Any) -> dict[str, Any]:
         ({"serviceAccountName": "builder"}, ("builder", "builder")),
         ({"serviceAccount": "legacy"}, ("legacy", "legacy")),
         ({"serviceAccountName": "new", "serviceAccount": "old"}, ("new", "new")),
-        ({}, (None, None)),
+        # The ServiceAccount admission plugin's default.
+        ({}, ("default", "default")),
     ],
     ids=["name", "alias-only", "name-wins", "none"],
 )

@@ -23,6 +23,9 @@ C0 = "spec.containers[0]"
 @pytest.fixture(scope="module")
 def server() -> Iterator[APIServer]:
     with APIServer() as s:
+        # VALID_SPEC's account (a pod naming a missing one is refused first).
+        body = {"metadata": {"name": "builder"}}
+        request(s, "POST", "/api/v1/namespaces/default/serviceaccounts", body)
         yield s
 
 
@@ -337,7 +340,6 @@ def test_node_selector_tolerations_and_names(server: APIServer) -> None:
         "sched",
         nodeSelector={"bad key": "ok"},
         tolerations=tolerations,
-        serviceAccountName="Bad_Name",
     )
     qualified = (
         "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
@@ -353,7 +355,6 @@ def test_node_selector_tolerations_and_names(server: APIServer) -> None:
     t = "spec.tolerations"
     assert refused(server, obj) == [
         ("FieldValueInvalid", "spec.nodeSelector", f'Invalid value: "bad key": {qualified}'),
-        ("FieldValueInvalid", "spec.serviceAccountName", f'Invalid value: "Bad_Name": {subdomain}'),
         (
             "FieldValueInvalid",
             f"{t}[0].operator",
@@ -383,6 +384,19 @@ def test_node_selector_tolerations_and_names(server: APIServer) -> None:
             'Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", '
             '"NoExecute"',
         ),
+    ]
+    # A Pod naming an account that does not exist is refused by the
+    # ServiceAccount admission plugin before validation; a template is not
+    # admitted that way, so its bad name is validation's.
+    code, out = request(server, "POST", PODS, pod("sa", serviceAccountName="Bad_Name"))
+    assert code == 403 and "error looking up service account" in out["message"], out
+    spec = {"containers": [{"name": "c", "image": "nginx"}], "serviceAccountName": "Bad_Name"}
+    assert refused(server, deployment("sa", spec)) == [
+        (
+            "FieldValueInvalid",
+            "spec.template.spec.serviceAccountName",
+            f'Invalid value: "Bad_Name": {subdomain}',
+        )
     ]
 
 

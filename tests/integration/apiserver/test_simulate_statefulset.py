@@ -292,7 +292,8 @@ def test_claims_from_templates_and_when_scaled_delete(server: APIServer, k: Clie
 
 def test_min_ready_seconds_delays_available_replicas(server: APIServer, k: Clients) -> None:
     sts = statefulset(replicas=1)
-    sts["spec"]["minReadySeconds"] = 1
+    # Long enough that a loaded machine still sees the ready-not-available step.
+    sts["spec"]["minReadySeconds"] = 3
     k.sts.create(sts, namespace=NS)
     s = until(
         when(lambda: k.sts.get("db", NS), lambda x: x["status"].get("readyReplicas") == 1),

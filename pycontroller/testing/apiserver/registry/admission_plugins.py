@@ -43,9 +43,9 @@ pv-protection controllers, which release them.
 ``PodSecurity`` is ``pod_security.validate``, which ``validate`` runs
 between LimitRanger's checks and Priority's, as kube orders them.
 
-Not here: ``ServiceAccount`` (it needs the ``default`` ServiceAccount that
-kube-controller-manager creates in every namespace; envtest turns it off for
-the same reason).
+``ServiceAccount`` is ``service_accounts.mutate``, after LimitRanger's
+defaults, as kube orders them (its ``ServiceAccountsController`` keeps a
+``default`` ServiceAccount in every namespace).
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 from pycontroller.testing.apiserver.registry import (
     admission_limits,
     pod_security,
+    service_accounts,
     storage_protection,
 )
 from pycontroller.testing.apiserver.resource_types import ResourceType
@@ -135,6 +136,7 @@ def mutate(
         storage_protection.mutate(rt, operation, obj)
     if rk == ("", "pods"):
         admission_limits.mutate(rest, rt, operation, obj)
+        service_accounts.mutate(rest, rt, operation, obj)
         _priority(rest, rt, operation, obj, old)
         _default_toleration_seconds(obj)
     elif operation != "CREATE":
