@@ -33,6 +33,7 @@ __all__ = [
     "controller_ref",
     "earliest",
     "meta",
+    "new_controller_revision",
     "owner_uid",
 ]
 
@@ -67,6 +68,33 @@ def by_owner(objs: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 def earliest(a: float | None, b: float | None) -> float | None:
     """The sooner of two wake-up times (None: no wake-up)."""
     return b if a is None or (b is not None and b < a) else a
+
+
+def new_controller_revision(
+    parent: dict[str, Any],
+    owner_ref: dict[str, Any],
+    name: str,
+    labels: dict[str, Any],
+    data: Any,
+    revision: int,
+) -> dict[str, Any]:
+    """``history.NewControllerRevision``: a ControllerRevision of ``parent``
+    (its namespace and annotations), controlled through ``owner_ref``."""
+    cmeta: dict[str, Any] = {
+        "name": name,
+        "namespace": meta(parent).get("namespace"),
+        "labels": labels,
+        "ownerReferences": [owner_ref],
+    }
+    if meta(parent).get("annotations"):
+        cmeta["annotations"] = dict(meta(parent)["annotations"])
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": cmeta,
+        "data": data,
+        "revision": revision,
+    }
 
 
 def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:

@@ -58,6 +58,7 @@ from pycontroller.testing.apiserver.simulate.client import (
     controller_ref,
     earliest,
     meta,
+    new_controller_revision,
 )
 from pycontroller.testing.apiserver.simulate.deployment import compute_hash
 from pycontroller.testing.apiserver.simulate.podutil import (
@@ -346,21 +347,7 @@ class _DaemonSetSync:
             return None
         labels = dict(((template.get("metadata") or {}).get("labels")) or {})
         labels[HASH_LABEL] = h
-        cmeta: dict[str, Any] = {
-            "name": name,
-            "namespace": self.ns,
-            "labels": labels,
-            "ownerReferences": [controller_ref(ds)],
-        }
-        if meta(ds).get("annotations"):
-            cmeta["annotations"] = dict(meta(ds)["annotations"])
-        cr = {
-            "apiVersion": "apps/v1",
-            "kind": "ControllerRevision",
-            "metadata": cmeta,
-            "data": data,
-            "revision": revision,
-        }
+        cr = new_controller_revision(ds, controller_ref(ds), name, labels, data, revision)
         return self.c.create(self.cr_rt, cr)
 
     def cleanup_history(self, pods: list[dict[str, Any]], old: list[dict[str, Any]]) -> None:

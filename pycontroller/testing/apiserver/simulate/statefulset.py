@@ -68,6 +68,7 @@ from pycontroller.testing.apiserver.simulate.client import (
     controller_ref,
     earliest,
     meta,
+    new_controller_revision,
 )
 from pycontroller.testing.apiserver.simulate.podutil import is_available, is_ready, ready_since
 
@@ -489,21 +490,9 @@ class _SetSync:
                     return existing, collisions
                 collisions += 1
                 continue
-            cmeta: dict[str, Any] = {
-                "name": name,
-                "namespace": self.ns,
-                "labels": {**(template_labels or {}), REVISION_HASH_LABEL: h},
-                "ownerReferences": [_ref(s, "apps/v1", "StatefulSet")],
-            }
-            if meta(s).get("annotations"):
-                cmeta["annotations"] = dict(meta(s)["annotations"])
-            cr = {
-                "apiVersion": "apps/v1",
-                "kind": "ControllerRevision",
-                "metadata": cmeta,
-                "data": data,
-                "revision": revision,
-            }
+            labels = {**(template_labels or {}), REVISION_HASH_LABEL: h}
+            ref = _ref(s, "apps/v1", "StatefulSet")
+            cr = new_controller_revision(s, ref, name, labels, data, revision)
             return self.c.create(self.cr_rt, cr), collisions
 
     def truncate_history(
