@@ -605,6 +605,12 @@ def _pod_row_conditions(obj: dict[str, Any]) -> list[dict[str, Any]] | None:
     return None
 
 
+#: Kinds whose printer sets a row's ``conditions`` (kube's TableRow.Conditions).
+_ROW_CONDITIONS: dict[tuple[str, str], Callable[[dict[str, Any]], list[dict[str, Any]] | None]] = {
+    ("", "Pod"): _pod_row_conditions,
+}
+
+
 def _data_count(obj: dict[str, Any]) -> int:
     return len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
 
@@ -1168,10 +1174,10 @@ def to_table(
     for item in items:
         name = (item.get("metadata") or {}).get("name", "")
         row: dict[str, Any] = {"cells": [name, *cells(item)]}
-        if (rt.group, rt.kind) == ("", "Pod"):
-            conditions = _pod_row_conditions(item)
-            if conditions:
-                row["conditions"] = conditions
+        row_conditions = _ROW_CONDITIONS.get((rt.group, rt.kind))
+        conditions = row_conditions(item) if row_conditions is not None else None
+        if conditions:
+            row["conditions"] = conditions
         row["object"] = _row_object(item, include_object, api_version)
         rows.append(row)
     return _table(meta, columns if headers else None, rows, api_version)

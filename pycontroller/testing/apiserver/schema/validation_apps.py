@@ -1245,14 +1245,14 @@ def _external_source(field: str, source: dict[str, Any]) -> list[Cause]:
     """``validateExternalSource``."""
     target = _dict(source.get("target"))
     out = _metric_identifier(field, source) + _metric_target(f"{field}.target", target)
-    value, average = target.get("value"), target.get("averageValue")
-    if value is None and average is None:
-        detail = "must set either a target value for metric or a per-pod target"
-        out.append(required_cause(f"{field}.target.averageValue", detail))
-    if value is not None and average is not None:
-        detail = "may not set both a target value for metric and a per-pod target"
-        out.append(_forbidden(f"{field}.target.value", detail))
-    return out
+    return out + _one_target(
+        field,
+        target,
+        ("value", "averageValue"),
+        ("target value for metric", "per-pod target"),
+        required="averageValue",
+        forbidden="value",
+    )
 
 
 def _pods_source(field: str, source: dict[str, Any]) -> list[Cause]:
@@ -1267,15 +1267,35 @@ def _pods_source(field: str, source: dict[str, Any]) -> list[Cause]:
 
 def _utilization_or_value(field: str, target: dict[str, Any]) -> list[Cause]:
     """A (container) resource metric's target: a utilization or an average value."""
-    out = _metric_target(f"{field}.target", target)
-    utilization, average = target.get("averageUtilization"), target.get("averageValue")
-    if utilization is None and average is None:
-        detail = "must set either a target raw value or a target utilization"
-        out.append(required_cause(f"{field}.target.averageUtilization", detail))
-    if utilization is not None and average is not None:
-        detail = "may not set both a target raw value and a target utilization"
-        out.append(_forbidden(f"{field}.target.averageValue", detail))
-    return out
+    return _metric_target(f"{field}.target", target) + _one_target(
+        field,
+        target,
+        ("averageValue", "averageUtilization"),
+        ("target raw value", "target utilization"),
+        required="averageUtilization",
+        forbidden="averageValue",
+    )
+
+
+def _one_target(
+    field: str,
+    target: dict[str, Any],
+    keys: tuple[str, str],
+    words: tuple[str, str],
+    *,
+    required: str,
+    forbidden: str,
+) -> list[Cause]:
+    """Exactly one of a target's two ``keys`` (described by ``words``), with
+    kube's "must set either" / "may not set both" causes."""
+    given = [target.get(k) is not None for k in keys]
+    if not any(given):
+        detail = f"must set either a {words[0]} or a {words[1]}"
+        return [required_cause(f"{field}.target.{required}", detail)]
+    if all(given):
+        detail = f"may not set both a {words[0]} and a {words[1]}"
+        return [_forbidden(f"{field}.target.{forbidden}", detail)]
+    return []
 
 
 def _resource_source(field: str, source: dict[str, Any]) -> list[Cause]:
