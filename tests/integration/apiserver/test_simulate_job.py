@@ -256,6 +256,118 @@ def test_active_deadline_deletes_active_pods(k: Clients) -> None:
     wait_for(lambda: k.pods_of("slow") == [], timeout=5, what="the running pod deleted")
 
 
+# --- podFailurePolicy and successPolicy ---------------------------------------------------
+
+
+def test_pod_failure_policy_fail_job_rule(k: Clients) -> None:
+    """A FailJob rule on the exit code fails the Job on the first such failure,
+    whatever is left of ``backoffLimit`` (kube's ``PodFailurePolicy`` reason
+    and message)."""
+    policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}
+    k.jobs.create(job("pfp", {EXIT_CODE: "42"}, podFailurePolicy=policy), namespace=NS)
+    failed = k.finished("pfp", "Failed")
+    assert types(failed) == [
+        ("FailureTarget", "True", "PodFailurePolicy"),
+        ("Failed", "True", "PodFailurePolicy"),
+    ]
+    (pod,) = k.pods_of("pfp")
+    message = (
+        f"Container main for pod {NS}/{pod['metadata']['name']} failed with exit code 42 "
+        "matching FailJob rule at index 0"
+    )
+    assert condition(failed, "Failed")["message"] == message
+    assert failed["status"]["failed"] == 1
+    assert "finalizers" not in pod["metadata"]
+    assert k.reasons("pfp")[-1] == "PodFailurePolicy"
+
+
+def test_pod_failure_policy_rules_in_order_and_not_in(k: Clients) -> None:
+    """Rules are tried in order; NotIn matches codes outside its values; a
+    code no rule matches counts against ``backoffLimit`` as without a policy."""
+    policy = {
+        "rules": [
+            {"action": "Count", "onExitCodes": {"operator": "In", "values": [3]}},
+            {"action": "FailJob", "onExitCodes": {"operator": "NotIn", "values": [1, 2]}},
+        ]
+    }
+    k.jobs.create(job("first", {EXIT_CODE: "3"}, podFailurePolicy=policy, backoffLimit=1), NS)
+    failed = k.finished("first", "Failed")
+    assert condition(failed, "Failed")["reason"] == "BackoffLimitExceeded"
+    assert failed["status"]["failed"] == 2
+
+    k.jobs.create(job("second", {EXIT_CODE: "7"}, podFailurePolicy=policy, backoffLimit=1), NS)
+    failed = k.finished("second", "Failed")
+    assert condition(failed, "Failed")["reason"] == "PodFailurePolicy"
+    assert condition(failed, "Failed")["message"].endswith("matching FailJob rule at index 1")
+    assert failed["status"]["failed"] == 1
+
+
+def test_pod_failure_policy_ignore_rule_does_not_count(k: Clients) -> None:
+    """Failures an Ignore rule matches are replaced without counting against
+    ``backoffLimit`` (0 here: one counted failure would fail the Job)."""
+    policy = {"rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [137]}}]}
+    k.jobs.create(job("ignored", {EXIT_CODE: "137"}, podFailurePolicy=policy, backoffLimit=0), NS)
+    wait_for(
+        lambda: phases(k.pods_of("ignored")).count("Failed") >= 3,
+        timeout=10,
+        what="three ignored failures, each replaced",
+    )
+    current = k.jobs.get("ignored", NS)
+    assert "failed" not in current["status"]
+    assert not condition(current, "Failed") and not condition(current, "FailureTarget")
+    k.jobs.patch("ignored", {"spec": {"suspend": True}}, NS)  # stop the churn
+
+
+def test_success_policy_completes_an_indexed_job_early(k: Clients) -> None:
+    """An Indexed Job whose succeededIndexes rule is met is complete with
+    reason ``SuccessPolicy``: the other indexes' pods are deleted, not failed."""
+    k.jobs.create(
+        job(
+            "leader",
+            {RUN_SECONDS: "60"},
+            completions=3,
+            parallelism=3,
+            completionMode="Indexed",
+            successPolicy={"rules": [{"succeededIndexes": "0"}]},
+        ),
+        NS,
+    )
+    wait_for(lambda: phases(k.pods_of("leader")) == ["Running"] * 3, timeout=5, what="running")
+    leader = next(p for p in k.pods_of("leader") if p["metadata"]["annotations"][INDEX] == "0")
+    k.pods.patch(leader["metadata"]["name"], {"metadata": {"annotations": {RUN_SECONDS: "0"}}}, NS)
+    done = k.finished("leader")
+    assert types(done) == [
+        ("SuccessCriteriaMet", "True", "SuccessPolicy"),
+        ("Complete", "True", "SuccessPolicy"),
+    ]
+    assert condition(done, "Complete")["message"] == "Matched rules at index 0"
+    st = done["status"]
+    assert st["completedIndexes"] == "0" and st["succeeded"] == 1
+    assert "failed" not in st and st["terminating"] == 0
+    wait_for(
+        lambda: [p["metadata"]["annotations"][INDEX] for p in k.pods_of("leader")] == ["0"],
+        timeout=5,
+        what="the other indexes' pods deleted",
+    )
+
+
+def test_success_policy_succeeded_count(k: Clients) -> None:
+    """``succeededCount`` alone: that many succeeded indexes, any of them."""
+    k.jobs.create(
+        job(
+            "quorum",
+            completions=5,
+            parallelism=2,
+            completionMode="Indexed",
+            successPolicy={"rules": [{"succeededCount": 2}]},
+        ),
+        NS,
+    )
+    done = k.finished("quorum")
+    assert condition(done, "Complete")["reason"] == "SuccessPolicy"
+    assert done["status"]["succeeded"] >= 2 and done["status"]["succeeded"] < 5
+
+
 # --- suspend ---------------------------------------------------------------------------
 
 

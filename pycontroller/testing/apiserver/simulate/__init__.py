@@ -95,28 +95,28 @@ controller's writes. ``stop()`` pauses them with the server; ``start()``
 resumes and catches up.
 
 Not simulated, because only a real kubelet and container runtime can do them
-(the server does not fake them; their subresources answer 404 NotFound with a
-message saying there is no kubelet, ``registry/eviction.py``):
-``kubectl exec``/``attach``/``cp`` (``pods/exec``, ``pods/attach``),
-``kubectl logs`` (``pods/log``),
-``kubectl port-forward`` (``pods/portforward``), ``kubectl top`` and the
-metrics API (``metrics.k8s.io``, the kubelet's ``/stats`` and ``/metrics``),
-``pods/proxy`` and ``nodes/proxy``, probes (liveness, readiness and startup
-probes never run: containers are ready at once and never restart), container
-exits (but those of Job pods under ``jobs``, steered by annotations), restarts
-(a Job pod's failing container fails the pod, even under ``restartPolicy:
-OnFailure``) and ``OOMKilled``, image pulls, volumes, resource limits, and
-network traffic to pod or Service IPs (the addresses are bookkeeping only).
-Also not simulated: other workload controllers (CronJob,
-ReplicationController), the Job controller's pod-failure backoff (failed pods
-are replaced at once), ``podFailurePolicy``, ``successPolicy`` and
-``backoffLimitPerIndex``, the StatefulSet ``maxUnavailable`` (alpha,
-off by default in 1.32) and DaemonSet ``maxSurge`` rollouts, volume
-binding (PVCs stay ``Pending``; no PersistentVolumes), the time a graceful
-pod termination takes (the simulated kubelet ends it at once, and does not
-write terminated container statuses first), node heartbeats and Leases,
-taints, pod affinity, preferred node affinity and resource-aware scheduling
-(the scheduler honours ``nodeSelector`` and required node affinity only),
+(the server does not fake them; their subresources answer 404 NotFound with
+a message saying there is no kubelet, ``registry/eviction.py``): ``kubectl
+exec``/``attach``/``cp`` (``pods/exec``, ``pods/attach``), ``kubectl logs``
+(``pods/log``), ``kubectl port-forward`` (``pods/portforward``), ``kubectl
+top`` and the metrics API (``metrics.k8s.io``, the kubelet's ``/stats`` and
+``/metrics``), ``pods/proxy`` and ``nodes/proxy``, probes (liveness,
+readiness and startup probes never run: containers are ready at once and
+never restart), container exits (but those of Job pods under ``jobs``,
+steered by annotations), restarts (a Job pod's failing container fails the
+pod, even under ``restartPolicy: OnFailure``) and ``OOMKilled``, image
+pulls, volumes, resource limits, and network traffic to pod or Service IPs
+(the addresses are bookkeeping only). Also not simulated: other workload
+controllers (CronJob, ReplicationController), the Job controller's
+pod-failure backoff (failed pods are replaced at once) and
+``backoffLimitPerIndex``/``maxFailedIndexes`` (``podFailurePolicy`` and
+``successPolicy`` are acted on), the StatefulSet ``maxUnavailable`` (alpha,
+off by default in 1.32) and DaemonSet ``maxSurge`` rollouts, volume binding
+(PVCs stay ``Pending``; no PersistentVolumes), the time a graceful pod
+termination takes (the simulated kubelet ends it at once, and does not write
+terminated container statuses first), node heartbeats and Leases, taints,
+pod affinity, preferred node affinity and resource-aware scheduling (the
+scheduler honours ``nodeSelector`` and required node affinity only),
 kube-proxy, and adoption of orphaned ReplicaSets, Jobs' or other pods (or
 ControllerRevisions) by selector.
 """

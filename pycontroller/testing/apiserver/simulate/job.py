@@ -24,11 +24,17 @@ default feature gates (``JobPodReplacementPolicy``, ``JobManagedBy``,
 - Status as kube writes it: ``active``, ``ready`` and ``terminating`` (also
   0), ``uncountedTerminatedPods`` (``{}`` once empty), ``startTime``,
   ``completionTime`` (Complete only), and the conditions: ``FailureTarget``
-  then ``Failed`` (``BackoffLimitExceeded`` when ``failed`` exceeds
+  then ``Failed`` (``PodFailurePolicy`` when a failed pod matches a
+  ``FailJob`` rule, ``BackoffLimitExceeded`` when ``failed`` exceeds
   ``backoffLimit``, ``DeadlineExceeded`` after ``activeDeadlineSeconds``;
   active pods are deleted first and ``Failed`` waits until none is
   terminating), ``SuccessCriteriaMet`` then ``Complete`` (both
-  ``CompletionsReached``). Job status has no ``observedGeneration``.
+  ``CompletionsReached``, or ``SuccessPolicy`` when an Indexed Job meets a
+  ``successPolicy`` rule: its other pods are deleted, not counted failed).
+  ``podFailurePolicy`` as ``matchPodFailurePolicy``: rules in order on
+  container exit codes (``In``/``NotIn``, non-zero, app then init
+  containers) or pod conditions; ``Ignore`` does not count a failure,
+  ``Count`` (and ``FailIndex``) does. Job status has no ``observedGeneration``.
   Events: ``SuccessfulCreate``/``SuccessfulDelete`` (``job-controller``),
   ``Completed``, or the failure reason as a Warning.
 - Pods of a Job that is gone or finished lose the tracking finalizer
@@ -39,8 +45,10 @@ default feature gates (``JobPodReplacementPolicy``, ``JobManagedBy``,
   ``Failed`` condition's ``lastTransitionTime`` has passed.
 
 Simplified: the pod-failure backoff (10 s doubling to 6 min before a failed
-pod is replaced) is not waited out; ``podFailurePolicy``, ``successPolicy``,
-``backoffLimitPerIndex``/``maxFailedIndexes`` are not acted on; pods are
+pod is replaced) is not waited out; ``backoffLimitPerIndex``/
+``maxFailedIndexes`` are not acted on; the simulated kubelet never gives a
+deleted pod a terminal phase, so with a ``podFailurePolicy`` an evicted pod
+(``DisruptionTarget``) counts only once a test sets it Failed; pods are
 claimed by controller reference only (no adoption by selector); a Job with
 ``spec.managedBy`` other than ``kubernetes.io/job-controller`` is left alone,
 as kube does.
@@ -246,6 +254,100 @@ def format_indexes(indexes: set[int]) -> str:
             parts.append(f"{first}{',' if last == first + 1 else '-'}{last}")
         i = j + 1
     return ",".join(parts)
+
+
+def _exit_code_match(pod: dict[str, Any], req: dict[str, Any]) -> dict[str, Any] | None:
+    """``matchOnExitCodes``: the first terminated container (app containers,
+    then init containers) of ``req``'s container (any, when unnamed) whose
+    non-zero exit code the operator matches."""
+    values = req.get("values") or []
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in (pod.get("status") or {}).get(key) or []:
+            terminated = ((cs or {}).get("state") or {}).get("terminated")
+            if not isinstance(terminated, dict):
+                continue  # still terminating: no exit code to match
+            name = req.get("containerName")
+            code = _int(terminated.get("exitCode"))
+            if (name is None or name == cs.get("name")) and code != 0:
+                op = req.get("operator")
+                if (op == "In" and code in values) or (op == "NotIn" and code not in values):
+                    return dict(cs)
+    return None
+
+
+def match_pod_failure_policy(
+    policy: Any, pod: dict[str, Any]
+) -> tuple[str | None, bool, str | None]:
+    """``matchPodFailurePolicy``: for a failed pod, the Job's failure message
+    (a ``FailJob`` rule matched), whether the failure counts against
+    ``backoffLimit`` (not when an ``Ignore`` rule matched) and the action of
+    the first rule that matched (rules with an unknown action are skipped;
+    ``FailIndex`` counts, as without ``backoffLimitPerIndex``)."""
+    if not isinstance(policy, dict):
+        return None, True, None
+    m = meta(pod)
+    for index, rule in enumerate(policy.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        action = rule.get("action")
+        if isinstance(rule.get("onExitCodes"), dict):
+            cs = _exit_code_match(pod, rule["onExitCodes"])
+            if cs is None:
+                continue
+            code = _int(cs["state"]["terminated"].get("exitCode"))
+            msg = (
+                f"Container {cs.get('name')} for pod {m.get('namespace')}/{m.get('name')} "
+                f"failed with exit code {code} matching {action} rule at index {index}"
+            )
+        elif rule.get("onPodConditions") is not None:
+            patterns = rule.get("onPodConditions") or []
+            cond = next(
+                (
+                    c
+                    for c in (pod.get("status") or {}).get("conditions") or []
+                    for pat in patterns
+                    if c.get("type") == pat.get("type") and c.get("status") == pat.get("status")
+                ),
+                None,
+            )
+            if cond is None:
+                continue
+            msg = (
+                f"Pod {m.get('namespace')}/{m.get('name')} has condition {cond.get('type')} "
+                f"matching {action} rule at index {index}"
+            )
+        else:
+            continue
+        if action == "Ignore":
+            return None, False, action
+        if action in ("Count", "FailIndex"):
+            return None, True, action
+        if action == "FailJob":
+            return msg, True, action
+    return None, True, None
+
+
+def match_success_policy(policy: Any, completions: int, succeeded: set[int]) -> str | None:
+    """``matchSuccessPolicy`` (Indexed Jobs): the condition message of the
+    first rule the succeeded indexes meet: all of its ``succeededIndexes``
+    (or ``succeededCount`` of them), or ``succeededCount`` indexes at all."""
+    if not isinstance(policy, dict) or not succeeded:
+        return None
+    for index, rule in enumerate(policy.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        count = rule.get("succeededCount")
+        count = count if isinstance(count, int) and not isinstance(count, bool) else None
+        if rule.get("succeededIndexes") is not None:
+            required = parse_indexes(str(rule["succeededIndexes"]), completions)
+            if not required:
+                continue  # an unparsable rule
+            contains = len(required & succeeded)
+            if contains == len(required) or (count is not None and contains >= count):
+                return f"Matched rules at index {index}"
+        elif count is not None and len(succeeded) >= count:
+            return f"Matched rules at index {index}"
+    return None
 
 
 def _removal_rank(pod: dict[str, Any]) -> tuple[Any, ...]:
@@ -487,8 +589,11 @@ class JobController:
 
         new_succeeded = [p for p in pods if valid(p, unc_s) and _phase(p) == "Succeeded"]
         new_failed = [p for p in pods if valid(p, unc_f) and self._is_pod_failed(job, p)]
+        policy = spec.get("podFailurePolicy")
+        # nonIgnoredFailedPodsCount: failures an Ignore rule matched do not count.
+        counted_failed = [p for p in new_failed if match_pod_failure_policy(policy, p)[1]]
         ctx.succeeded = _int(status.get("succeeded")) + len(new_succeeded) + len(unc_s)
-        ctx.failed = _int(status.get("failed")) + len(new_failed) + len(unc_f)
+        ctx.failed = _int(status.get("failed")) + len(counted_failed) + len(unc_f)
         if not status.get("startTime") and not suspended:
             status["startTime"] = t
         wake: float | None = None
@@ -502,6 +607,10 @@ class JobController:
                 ctx.finished = _condition(
                     "Failed", "True", target.get("reason", ""), target.get("message", ""), t
                 )
+            elif (message := self._fail_job_message(job, pods)) is not None:
+                # The interim FailureTarget records the message before the
+                # finalizers (which let the pods go) are removed.
+                ctx.finished = _condition("FailureTarget", "True", "PodFailurePolicy", message, t)
         if ctx.finished is None:
             deadline = self._deadline(job, status, suspended)
             if ctx.failed > _int(spec.get("backoffLimit"), 6) or self._past_backoff_on_failure(
@@ -534,6 +643,14 @@ class JobController:
                 if _phase(p) == "Succeeded" and _has_finalizer(p) and self._valid_index(job, p):
                     ctx.succeeded_indexes.add(_completion_index(p))
             ctx.succeeded = len(ctx.succeeded_indexes)
+            if ctx.finished is None:
+                message = match_success_policy(
+                    spec.get("successPolicy"), completions, ctx.succeeded_indexes
+                )
+                if message is not None:
+                    ctx.finished = _condition(
+                        "SuccessCriteriaMet", "True", "SuccessPolicy", message, t
+                    )
         suspend_changed = False
         if ctx.finished is not None:
             # deleteActivePods: the finalizers stay, to count them failed.
@@ -599,6 +716,19 @@ class JobController:
         if not isinstance(ads, int) or isinstance(ads, bool) or start is None or suspended:
             return None
         return start + ads
+
+    def _fail_job_message(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> str | None:
+        """``getFailJobMessage``: the message of the first failed pod a
+        ``FailJob`` rule of the Job's ``podFailurePolicy`` matches."""
+        policy = self._spec(job).get("podFailurePolicy")
+        if policy is None:
+            return None
+        for p in pods:
+            if self._is_pod_failed(job, p):
+                message = match_pod_failure_policy(policy, p)[0]
+                if message is not None:
+                    return message
+        return None
 
     def _past_backoff_on_failure(self, job: dict[str, Any], pods: list[dict[str, Any]]) -> bool:
         """``pastBackoffLimitOnFailure``: container restarts of running or
@@ -794,6 +924,7 @@ class JobController:
                 (failed or (finished is not None and finished["type"] != "SuccessCriteriaMet"))
                 and uid not in ctx.uncounted["failed"]
                 and (not indexed or self._valid_index(job, pod))
+                and match_pod_failure_policy(self._spec(job).get("podFailurePolicy"), pod)[1]
             ):
                 ctx.uncounted["failed"].append(uid)
                 needs_flush = True
