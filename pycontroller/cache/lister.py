@@ -133,8 +133,15 @@ class NamespaceLister(Generic[T]):
         return self._namespace
 
     def list(self, label_selector: LabelSelectorArg = None) -> builtins.list[T]:
-        """Objects in this namespace matching ``label_selector``. Shared: do not mutate."""
+        """Objects in this namespace matching ``label_selector``. Shared: do not mutate.
+
+        The namespace ``""`` is client-go's ``metav1.NamespaceAll``
+        (``ListAllByNamespace``): every object, whatever its namespace (for a
+        cluster-scoped resource, all of them).
+        """
         selector = parse_selector(label_selector)
+        if not self._namespace:
+            return _select(self._indexer.list(), selector)
         try:
             objs = self._indexer.by_index(NAMESPACE_INDEX, self._namespace)
         except KeyError:

@@ -699,6 +699,10 @@ class Reflector:
                     rv,
                 )
                 page = self._list_page(stop, rv, None, None)
+                if rv == "0":
+                    # tools/pager List: the first page was paginated, so the
+                    # result counts as paginated (the relist latch below).
+                    self._paginated_result = True
                 meta = page.get("metadata") or {}
                 items = self._transform_page(list(_page_items(page)))
                 return items, str(meta.get("resourceVersion") or "")

@@ -586,6 +586,8 @@ class SharedIndexInformer:
         # stream neither overlap nor leave a gap.
         self._block_deltas = threading.RLock()
         self._state_lock = threading.Lock()
+        # client-go's SharedInformer.SetWatchErrorHandler (None: the reflector's default).
+        self._watch_error_handler: Callable[[Reflector, BaseException], None] | None = None
         self._started = False
         self._stopped = False
         self._reflector: Reflector | None = None
@@ -683,6 +685,33 @@ class SharedIndexInformer:
         with self._block_deltas:
             self._processor.remove_listener(listener)
 
+    def set_transform(self, transform: Callable[[Any], Any] | None) -> None:
+        """Replace the transform given to the constructor; only before ``run``.
+
+        client-go ``SharedInformer.SetTransform``: raises ``RuntimeError``
+        ("informer has already started") once the informer has started.
+        """
+        with self._state_lock:
+            if self._started:
+                raise RuntimeError(f"informer {self.name} has already started")
+            self._transform = transform
+            self._fifo._transformer = transform
+
+    def set_watch_error_handler(
+        self, handler: Callable[[Reflector, BaseException], None] | None
+    ) -> None:
+        """Call ``handler(reflector, err)`` whenever a list or watch fails; only before ``run``.
+
+        client-go ``SharedInformer.SetWatchErrorHandler``: the handler runs
+        before the reflector backs off and retries (it cannot stop the retry);
+        ``None`` restores the default (logging). Raises ``RuntimeError``
+        ("informer has already started") once the informer has started.
+        """
+        with self._state_lock:
+            if self._started:
+                raise RuntimeError(f"informer {self.name} has already started")
+            self._watch_error_handler = handler
+
     # ------------------------------------------------------------ cache
 
     def get_store(self) -> Indexer:
@@ -738,6 +767,7 @@ class SharedIndexInformer:
                     self._page_size,
                     clock=self._clock,
                     should_resync=self._processor.should_resync,
+                    watch_error_handler=self._watch_error_handler,
                     use_watch_list=self._use_watch_list,
                 )
                 self._started = True

@@ -108,10 +108,13 @@ def test_namespaced(indexer: Indexer) -> None:
     assert Lister(indexer).namespaced("empty").list() == []
 
 
-def test_cluster_scoped_namespace_view(indexer: Indexer) -> None:
-    cluster = Lister(indexer).namespaced("")
-    assert names(cluster.list()) == ["node-a"]
-    assert cluster.get("node-a")["metadata"]["name"] == "node-a"
+def test_empty_namespace_view_is_namespace_all(indexer: Indexer) -> None:
+    """client-go's ``Pods("").List``: ``""`` is ``metav1.NamespaceAll``, every
+    object; ``get`` there finds a cluster-scoped object by its name."""
+    everything = Lister(indexer).namespaced("")
+    assert names(everything.list()) == names(Lister(indexer).list())
+    assert "node-a" in names(everything.list()) and len(everything.list()) > 1
+    assert everything.get("node-a")["metadata"]["name"] == "node-a"
 
 
 def test_objects_are_shared_and_get_copy_is_private(indexer: Indexer) -> None:
