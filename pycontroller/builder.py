@@ -38,10 +38,11 @@
   turns it off.
 
 The kind of the ``for_`` resource (needed to recognise owner references) is
-``for_(..., kind=...)`` when given, else read from the objects in its cache
-(every listed object carries its ``kind``); until one is cached, owner
-references are matched on the API group alone, which at worst enqueues a
-key whose reconcile finds nothing.
+``for_(..., kind=...)`` when given, else read from the objects in its cache,
+else looked up once in the API's discovery document (controller-runtime
+knows it from its scheme). Only if discovery fails are owner references
+matched on the API group alone, which at worst enqueues a key whose
+reconcile finds nothing.
 """
 
 from __future__ import annotations
@@ -52,10 +53,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from urllib3.exceptions import HTTPError
+
 from pycontroller._objmeta import unwrap as _unwrap
 from pycontroller.cache.shared_informer import ResourceEventHandler, SharedIndexInformer
+from pycontroller.client import ResourceClient
 from pycontroller.consistency import ReadYourWrites
 from pycontroller.controller import Controller, Result
+from pycontroller.errors import ApiError
 from pycontroller.handlers import _controller_owner_key, enqueue_key
 from pycontroller.handlers import _EnqueueOwner as _EnqueueControllerOwner
 from pycontroller.predicates import Predicate, filter_handler
@@ -87,19 +92,60 @@ class _Watch:
     kind: str | None = None
 
 
-class _OwnerKind:
-    """The ``for_`` resource's kind: given, or learned from its cache (then fixed)."""
+# What a discovery request may raise: the API's errors, transport errors, a reply that
+# does not decode.
+_DISCOVERY_ERRORS: tuple[type[Exception], ...] = (ApiError, OSError, ValueError, HTTPError)
 
-    def __init__(self, informer: SharedIndexInformer, kind: str | None) -> None:
+
+def discover_kind(api_client: Any, group: str, version: str, plural: str) -> str | None:
+    """The kind served as ``plural`` in ``group/version``, from the API's discovery document.
+
+    controller-runtime knows the For type's kind from its scheme (and the
+    RESTMapper's discovery); this is the same lookup for a dict-based
+    controller. None when discovery does not list the resource.
+    """
+    client = ResourceClient(api_client, group, version, plural)
+    doc = client._call("GET", client._prefix)  # /api/v1 or /apis/<group>/<version>
+    for resource in doc.get("resources") or ():
+        if isinstance(resource, dict) and resource.get("name") == plural and resource.get("kind"):
+            return str(resource["kind"])
+    return None
+
+
+class _OwnerKind:
+    """The ``for_`` resource's kind: given, else learned from its cache or from discovery
+    (then fixed).
+
+    ``discover`` (optional) asks the API server once, when an owner reference
+    must be matched and the cache has nothing to learn from; if it fails the
+    reference is matched on its group alone, and discovery is tried again at
+    the next one.
+    """
+
+    def __init__(
+        self,
+        informer: SharedIndexInformer | None,
+        kind: str | None,
+        discover: Callable[[], str | None] | None = None,
+    ) -> None:
         self._informer = informer
         self._kind = kind
+        self._discover = discover
 
     def get(self) -> str | None:
-        if self._kind is None:
+        if self._kind is None and self._informer is not None:
             for obj in self._informer.get_store().list()[:1]:
                 kind = obj.get("kind") if isinstance(obj, dict) else None
                 if kind:
                     self._kind = str(kind)
+        if self._kind is None and self._discover is not None:
+            # Without it a controller reference to *any* kind of the group would
+            # enqueue a request (controller-runtime's EnqueueRequestForOwner
+            # matches group and kind).
+            try:
+                self._kind = self._discover()
+            except _DISCOVERY_ERRORS as err:
+                logger.warning("Could not discover the kind of the For resource: %s", err)
         return self._kind
 
 
@@ -283,7 +329,12 @@ class Builder:
 
         owner_kind: _OwnerKind | None = None
         if self._for is not None:
-            owner_kind = _OwnerKind(informer(self._for), self._for.kind)
+            f = self._for
+            owner_kind = _OwnerKind(
+                informer(f),
+                f.kind,
+                lambda: discover_kind(mgr.api_client, f.group, f.version, f.plural),
+            )
             register(self._for, enqueue_key(queue))
         for w in self._watches:
             if w.owned:

@@ -77,6 +77,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Protocol
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -99,6 +100,7 @@ _STOP_POLL = 0.2
 class Result:
     """What a sync function asks the controller to do with its key next.
 
+    ``requeue_after`` is seconds (a ``datetime.timedelta`` is converted).
     ``requeue_after > 0`` wins over ``requeue``: the key is processed again
     after that many seconds and its failure backoff is reset. ``requeue=True``
     re-adds the key through the rate limiter (growing backoff). Returning
@@ -107,6 +109,18 @@ class Result:
 
     requeue: bool = False
     requeue_after: float = 0
+
+    def __post_init__(self) -> None:
+        # Go's time.Duration is datetime.timedelta here; anything else that is not a
+        # number is refused now, in the sync function (a sync error, retried), not
+        # later in the worker, where it would end the worker thread.
+        after: object = self.requeue_after
+        if isinstance(after, timedelta):
+            object.__setattr__(self, "requeue_after", after.total_seconds())
+        elif not isinstance(after, int | float):
+            raise TypeError(
+                f"Result.requeue_after must be seconds or a timedelta, not {type(after).__name__}"
+            )
 
 
 class TerminalError(Exception):

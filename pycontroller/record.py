@@ -49,6 +49,7 @@ import collections
 import logging
 import queue
 import random
+import re
 import threading
 import time
 import uuid
@@ -428,11 +429,16 @@ class Recorder(Protocol):
     ) -> None: ...
 
 
+# "%%" or Go's default verb "%v" (client-go formats with fmt.Sprintf): "%v" is
+# never a Python conversion, so it can only mean Go's, which prints str(arg).
+_GO_DEFAULT_VERB = re.compile(r"%([%v])")
+
+
 def _sprintf(fmt: str, args: tuple[Any, ...]) -> str:
     if not args:
         return fmt
     try:
-        return fmt % args
+        return _GO_DEFAULT_VERB.sub(lambda m: "%%" if m.group(1) == "%" else "%s", fmt) % args
     except (TypeError, ValueError, KeyError):
         logger.warning("Bad event message format %r for args %r", fmt, args)
         return f"{fmt} {args!r}"

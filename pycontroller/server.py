@@ -9,7 +9,8 @@ threaded HTTP server in a daemon thread and returns at once:
   passes (none by default: the process answering is the liveness signal);
 - ``GET /readyz``: 200 ``ok`` when every readiness check returns True,
   else 500 with one ``[-]<name> failed`` line per failing check.
-  ``?verbose`` lists every check; ``/readyz/<name>`` runs one check.
+  ``?verbose`` lists every check; ``/readyz/<name>`` (and ``/healthz/<name>``,
+  ``/livez/<name>``) runs one check, ``.../ping`` answers when there are none.
 
 A check is a callable returning bool; one that raises an API, OS or value
 error counts as failing (its error is logged). Informers' ``has_synced``
@@ -98,6 +99,11 @@ def _run_checks(checks: Mapping[str, Check]) -> list[tuple[str, bool]]:
             ok = False
         results.append((name, ok))
     return results
+
+
+def _ping() -> bool:
+    """controller-runtime's ``healthz.Ping``: the process answers."""
+    return True
 
 
 class _ThreadingHTTPServer(ThreadingHTTPServer):
@@ -196,8 +202,8 @@ class MetricsHealthServer:
             status, body = self._probe(path[1:], self._health, verbose)
         elif path == "/readyz":
             status, body = self._probe("readyz", self._readiness, verbose)
-        elif path.startswith("/readyz/") and (name := path[len("/readyz/") :]) in self._readiness:
-            status, body = self._probe("readyz", {name: self._readiness[name]}, verbose)
+        elif (one := self._one_check(path)) is not None:
+            status, body = self._probe(*one, verbose)
         else:
             status, body = HTTPStatus.NOT_FOUND, b"404 page not found\n"
         req.send_response(status)
@@ -207,6 +213,19 @@ class MetricsHealthServer:
         req.end_headers()
         if not head:
             req.wfile.write(body)
+
+    def _one_check(self, path: str) -> tuple[str, dict[str, Check]] | None:
+        """``/<endpoint>/<name>``: that one check (controller-runtime's ``healthz.Handler``
+        serves each check below both probe endpoints; with no checks, ``ping``)."""
+        endpoint, _, name = path[1:].partition("/")
+        checks = {"healthz": self._health, "livez": self._health, "readyz": self._readiness}
+        if endpoint not in checks or not name:
+            return None
+        if name in checks[endpoint]:
+            return endpoint, {name: checks[endpoint][name]}
+        if name == "ping" and not checks[endpoint]:
+            return endpoint, {"ping": _ping}
+        return None
 
     @staticmethod
     def _probe(kind: str, checks: Mapping[str, Check], verbose: bool) -> tuple[HTTPStatus, bytes]:
