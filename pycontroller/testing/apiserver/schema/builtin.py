@@ -228,6 +228,8 @@ class Defaulter:
     def _default_service(self, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         spec = obj.setdefault("spec", {})
         old_spec = (old or {}).get("spec") or {}
+        if old is not None and isinstance(spec, dict) and isinstance(old_spec, dict):
+            _drop_type_dependent_fields(obj, spec, old_spec)
         if not spec.get("sessionAffinity"):
             spec["sessionAffinity"] = "None"
         if spec["sessionAffinity"] == "None":
@@ -276,6 +278,16 @@ class Defaulter:
         )
         if externally_accessible and not spec.get("externalTrafficPolicy"):
             spec["externalTrafficPolicy"] = "Cluster"
+        if (
+            stype == "LoadBalancer"
+            and spec.get("externalTrafficPolicy") == "Local"
+            and not spec.get("healthCheckNodePort")
+        ):
+            # The Service REST's allocHealthCheckNodePort (needsHCNodePort):
+            # the one it had, else a new one.
+            spec["healthCheckNodePort"] = (
+                old_spec.get("healthCheckNodePort") or self._alloc_node_port()
+            )
         if stype == "LoadBalancer":
             if spec.get("allocateLoadBalancerNodePorts") is None:
                 spec["allocateLoadBalancerNodePorts"] = True
@@ -286,6 +298,79 @@ class Defaulter:
             for point in ingress if isinstance(ingress, list) else ():
                 if isinstance(point, dict) and point.get("ip") and point.get("ipMode") is None:
                     point["ipMode"] = "VIP"
+
+
+def _node_ports(spec: dict[str, Any]) -> set[Any]:
+    return {
+        p.get("nodePort")
+        for p in spec.get("ports") or []
+        if isinstance(p, dict) and p.get("nodePort") not in (None, 0)
+    }
+
+
+def _externally_accessible(spec: dict[str, Any]) -> bool:
+    """``service.ExternallyAccessible``."""
+    stype = spec.get("type")
+    return stype in ("NodePort", "LoadBalancer") or (
+        stype == "ClusterIP" and bool(spec.get("externalIPs"))
+    )
+
+
+def _drop_type_dependent_fields(
+    obj: dict[str, Any], spec: dict[str, Any], old_spec: dict[str, Any]
+) -> None:
+    """The Service strategy's ``dropTypeDependentFields`` (PrepareForUpdate):
+    an update to a type that has no use for a field the server allocated or
+    defaulted drops it, when the update left it unchanged (so a client that
+    sends back what it read, e.g. the ``nodePort`` values of a NodePort
+    Service it turns into a ClusterIP one, is not refused); the load
+    balancer status goes with the LoadBalancer type."""
+    # Decoding defaults an unset type (SetDefaults_Service) before the strategy runs.
+    old_type, new_type = old_spec.get("type") or "ClusterIP", spec.get("type") or "ClusterIP"
+    if old_type != "ExternalName" and new_type == "ExternalName":  # needsClusterIP
+        if spec.get("clusterIP") == old_spec.get("clusterIP") and spec.get(
+            "clusterIPs"
+        ) == old_spec.get("clusterIPs"):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        if spec.get("ipFamilies") == old_spec.get("ipFamilies"):
+            spec.pop("ipFamilies", None)
+        if spec.get("ipFamilyPolicy") == old_spec.get("ipFamilyPolicy"):
+            spec.pop("ipFamilyPolicy", None)
+    node_port_types = ("NodePort", "LoadBalancer")  # needsNodePort
+    if (
+        old_type in node_port_types
+        and new_type not in node_port_types
+        and _node_ports(spec) <= _node_ports(old_spec)  # sameNodePorts: none net-new
+    ):
+        for p in spec.get("ports") or []:
+            if isinstance(p, dict):
+                p.pop("nodePort", None)
+    # needsHCNodePort: a LoadBalancer with externalTrafficPolicy Local.
+    if (
+        old_type == "LoadBalancer"
+        and old_spec.get("externalTrafficPolicy") == "Local"
+        and not (new_type == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local")
+        and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort")
+    ):
+        spec.pop("healthCheckNodePort", None)
+    if old_type == "LoadBalancer" and new_type != "LoadBalancer":
+        new_alloc, old_alloc = (
+            spec.get("allocateLoadBalancerNodePorts"),
+            old_spec.get("allocateLoadBalancerNodePorts"),
+        )
+        if new_alloc is not None and old_alloc is not None and new_alloc == old_alloc:
+            spec.pop("allocateLoadBalancerNodePorts", None)
+        if spec.get("loadBalancerClass") == old_spec.get("loadBalancerClass"):
+            spec.pop("loadBalancerClass", None)
+    if (
+        _externally_accessible(old_spec)
+        and not _externally_accessible(spec)
+        and spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy")
+    ):
+        spec.pop("externalTrafficPolicy", None)
+    if new_type != "LoadBalancer" and isinstance(obj.get("status"), dict):
+        obj["status"]["loadBalancer"] = {}
 
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
