@@ -28,7 +28,7 @@ def setup(mgr: Manager, workers: int = 2) -> Controller:
         except NotFoundError:
             logger.info("Network %s deleted: will delete it from Neutron", request)
             return
-        spec = network.get("spec", {})
+        spec = s if isinstance(s := network.get("spec"), dict) else {}
         logger.info("Syncing %s cidr=%s gateway=%s", request, spec.get("cidr"), spec.get("gateway"))
         recorder.event(network, "Normal", SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 

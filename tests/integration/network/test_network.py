@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from controllers.network.controller import (
     COMPONENT,
@@ -57,9 +58,16 @@ def network(
 
 
 @pytest.fixture
-def running(apiserver_factory: Any, caplog: pytest.LogCaptureFixture) -> Iterator[Running]:
+def crd() -> Path:
+    return CRD
+
+
+@pytest.fixture
+def running(
+    apiserver_factory: Any, caplog: pytest.LogCaptureFixture, crd: Path
+) -> Iterator[Running]:
     caplog.set_level(logging.INFO, logger=LOGGER)
-    server = apiserver_factory(crds=[str(CRD)])
+    server = apiserver_factory(crds=[str(crd)])
     # A short resync: the ResourceVersionChanged predicate must drop every one.
     mgr = Manager(
         server.api_client(), name=COMPONENT, resync_period=0.2, graceful_shutdown_timeout=5
@@ -123,6 +131,44 @@ def test_many_networks_each_get_an_event(running: Running) -> None:
         lambda: all(running.synced_count(f"m{i}") == 1 for i in range(10)),
         what="every Network synced once",
     )
+
+
+@pytest.fixture
+def schemaless_crd(tmp_path: Path) -> Path:
+    """The Network CRD without its schema: what an API server that enforces
+    none lets through."""
+    doc = yaml.safe_load(CRD.read_text())
+    for version in doc["spec"]["versions"]:
+        version["schema"] = {
+            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        }
+    path = tmp_path / "network.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.mark.parametrize("spec", ["x", None, ["cidr"]], ids=["string", "null", "list"])
+def test_a_spec_of_the_wrong_type_is_synced_not_a_crash_loop(
+    apiserver_factory: Any, schemaless_crd: Path, spec: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = apiserver_factory(crds=[str(schemaless_crd)])
+    mgr = Manager(server.api_client(), name=COMPONENT, graceful_shutdown_timeout=5)
+    setup(mgr)
+    stop = threading.Event()
+    thread = threading.Thread(target=lambda: mgr.run(stop), daemon=True)
+    thread.start()
+    try:
+        running = Running(server, mgr)
+        running.networks.create({**network("odd"), "spec": spec}, "default")
+        running.networks.create(network("fine"), "default")
+        wait_for(lambda: running.synced_count("fine") == 1, what="the valid Network synced")
+        wait_for(lambda: running.synced_count("odd") == 1, what="the odd one synced too")
+        assert "Syncing default/odd cidr=None gateway=None" in caplog.text
+        assert "Traceback" not in caplog.text
+    finally:
+        stop.set()
+        thread.join(15)
 
 
 def test_smallest_complete_example_fits_in_60_lines() -> None:
