@@ -150,7 +150,10 @@ class Reconciler:
 
         problems = validation.validate(obj, nginx_image=self._image)
         if problems:
-            self._fail(obj, names.REASON_INVALID_SPEC, MSG_INVALID % "; ".join(problems))
+            limit = validation.MAX_MESSAGE_LENGTH - len(MSG_INVALID % "")
+            self._fail(
+                obj, names.REASON_INVALID_SPEC, MSG_INVALID % validation.message(problems, limit)
+            )
             return None
         try:
             for child in resources.desired_children(obj, nginx_image=self._image):

@@ -95,7 +95,8 @@ def _resources(spec: ReverseProxySpec | TCPReverseProxySpec) -> Obj:
     resources: Obj = dict(copy.deepcopy(spec.get("resources") or {}))
     limits = resources.get("limits") or {}
     if limits:
-        requests = resources.setdefault("requests", {})
+        # ``requests: null`` means no requests, as the API server reads it.
+        requests = resources["requests"] = resources.get("requests") or {}
         for key, value in limits.items():
             requests.setdefault(key, value)
     return resources

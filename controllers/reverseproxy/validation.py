@@ -50,12 +50,16 @@ on the name) *and* again here, for API servers that enforce none of it:
 ``validate`` never raises and never mutates its argument, for any input
 (wrongly typed fields included); it returns ``[]`` iff ``nginx.render`` and
 ``resources.desired_children`` accept the object. Each message starts with
-the field path (``spec.proxySetHeader[x-a]: ...``).
+the field path (``spec.proxySetHeader[x-a]: ...``); values quoted in messages
+are cut to 100 characters, and ``message(problems)`` joins them into at most
+``MAX_MESSAGE_LENGTH`` characters (the reconciler's condition and event text).
+A bracketed host must be an IPv6 address (nginx refuses ``[1.2.3.4]``).
 """
 
 from __future__ import annotations
 
 import copy
+import ipaddress
 import re
 import warnings
 from typing import Any
@@ -128,6 +132,57 @@ _TEXT = re.compile(TEXT_PATTERN)
 _WORD = re.compile(WORD_PATTERN)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _PORT_SUFFIX = re.compile(r":([0-9]{1,5})$")
+_BRACKETED = re.compile(r"\[([^\]]*)\]")
+
+#: Longest value quoted in a problem (longer ones are cut, with "...").
+_MAX_SHOWN = 100
+#: Longest ``validation.message``: an events.k8s.io note's limit (1 kB); a
+#: condition message may hold 32 kB (the CRDs' ``maxLength``).
+MAX_MESSAGE_LENGTH = 1024
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
+def _show(value: Any) -> str:
+    """``repr(value)``, cut to ``_MAX_SHOWN`` characters: safe in a message."""
+    return _cut(repr(value))
+
+
+def _key(key: Any) -> str:
+    """A map key for a field path (``spec.proxySetHeader[<key>]``): as is if
+    it is short printable text, else quoted and cut like a value."""
+    if isinstance(key, str) and len(key) <= _MAX_SHOWN and _TEXT.fullmatch(key):
+        return key
+    return _show(key)
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more problem{'' if count == 1 else 's'})"
+
+
+def message(problems: list[str], limit: int = MAX_MESSAGE_LENGTH) -> str:
+    """``problems`` joined by "; " in at most ``limit`` characters.
+
+    Problems that do not fit are counted instead (``... (and 7 more
+    problems)``); the first one is always there (cut, with "...", if it alone
+    is too long), so the message always starts with the first field.
+    """
+    text = "; ".join(problems)
+    if len(text) <= limit:
+        return text
+    kept = length = 0
+    for i, problem in enumerate(problems):
+        new_length = length + (2 if i else 0) + len(problem)
+        if new_length + len(_more(len(problems) - i - 1)) > limit:
+            break
+        kept, length = i + 1, new_length
+    if kept == 0:
+        tail = _more(len(problems) - 1) if len(problems) > 1 else ""
+        return problems[0][: max(limit - len(tail) - 3, 0)] + "..." + tail
+    return "; ".join(problems[:kept]) + _more(len(problems) - kept)
+
 
 # --- nginx variables ------------------------------------------------------------------
 
@@ -272,7 +327,7 @@ class _Problems:
         if value is None and optional:
             return
         if not _is_int(value) or not low <= value <= high:
-            self.add(field, f"must be an integer in [{low}, {high}], not {value!r}")
+            self.add(field, f"must be an integer in [{low}, {high}], not {_show(value)}")
 
     def matches(
         self, field: str, value: Any, pattern: re.Pattern[str], what: str, limit: int
@@ -284,14 +339,15 @@ class _Problems:
             self.add(field, f"must be at most {limit} characters")
             return False
         if not pattern.fullmatch(value):
-            self.add(field, f"{value!r} is not {what}")
+            self.add(field, f"{_show(value)} is not {what}")
             return False
         return True
 
     def variables(self, field: str, text: str, **kwargs: bool) -> None:
         bad = _unknown_variables(text, **kwargs)
         if bad:
-            self.add(field, f"unknown nginx variable(s) {', '.join(sorted(set(bad)))}")
+            shown = ", ".join(_cut(v) for v in sorted(set(bad)))
+            self.add(field, f"unknown nginx variable(s) {shown}")
 
     def string_map(self, field: str, value: Any) -> None:
         """A map of label keys to label values (nodeSelector, podLabels)."""
@@ -302,11 +358,24 @@ class _Problems:
             return
         for key, val in value.items():
             if not isinstance(key, str) or is_qualified_name(key):
-                self.add(f"{field}[{key}]", "is not a valid label key")
+                self.add(f"{field}[{_key(key)}]", "is not a valid label key")
             if not isinstance(val, str) or is_valid_label_value(val):
-                self.add(f"{field}[{key}]", f"{val!r} is not a valid label value")
+                self.add(f"{field}[{_key(key)}]", f"{_show(val)} is not a valid label value")
 
     def port_range(self, field: str, value: str) -> None:
+        """Check the ``host[:port]`` ``value`` (matched by a grammar above):
+        the port is in range and a bracketed host is an IPv6 address.
+
+        The grammars admit any of ``[0-9A-Fa-f:.]`` in brackets, which nginx
+        refuses at start ("invalid IPv6 address") unless it is one.
+        """
+        bracketed = _BRACKETED.match(value)
+        if bracketed:
+            try:
+                ipaddress.IPv6Address(bracketed.group(1))
+            except ValueError:
+                self.add(field, f"[{bracketed.group(1)}] is not an IPv6 address")
+            value = value[bracketed.end() :]
         match = _PORT_SUFFIX.search(value)
         if match and not 1 <= int(match.group(1)) <= 65535:
             self.add(field, f"port {match.group(1)} is not in [1, 65535]")
@@ -316,7 +385,7 @@ def _validate_name(p: _Problems, obj: Obj, kind: names.Kind) -> None:
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str) or not _DNS_LABEL.fullmatch(name):
-        p.add("metadata.name", f"{name!r} is not a DNS-1123 label (it names the Service)")
+        p.add("metadata.name", f"{_show(name)} is not a DNS-1123 label (it names the Service)")
     elif len(name) > kind.max_name_length:
         p.add(
             "metadata.name",
@@ -362,11 +431,28 @@ def _validate_common(p: _Problems, spec: Obj) -> None:
         value = spec.get(field)
         if value is not None and not isinstance(value, types):
             p.add(f"spec.{field}", f"must be {what}")
+    resources = spec.get("resources")
+    if isinstance(resources, dict):
+        for part in ("limits", "requests"):
+            _validate_quantities(p, f"spec.resources.{part}", resources.get(part))
     env = spec.get("env")
     if isinstance(env, list):
         for i, var in enumerate(env):
             if not isinstance(var, dict) or not isinstance(var.get("name"), str) or not var["name"]:
                 p.add(f"spec.env[{i}]", "must be an object with a name")
+
+
+def _validate_quantities(p: _Problems, field: str, value: Any) -> None:
+    """A ResourceList: a map of resource names to quantities (the renderer
+    copies limits into requests, so both must be maps)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        p.add(field, "must be a map of resource names to quantities")
+        return
+    for key, quantity in value.items():
+        if isinstance(quantity, bool) or not isinstance(quantity, str | int):
+            p.add(f"{field}[{_key(key)}]", f"{_show(quantity)} is not a quantity")
 
 
 def _validate_http(p: _Problems, spec: Obj) -> None:
@@ -376,7 +462,8 @@ def _validate_http(p: _Problems, spec: Obj) -> None:
     elif p.matches(
         "spec.proxyPass", proxy_pass, _PROXY_PASS, "an http(s)://host[:port][/path] URL", MAX_URL
     ):
-        p.port_range("spec.proxyPass", urlsplit(proxy_pass).netloc)
+        # The authority, as the grammar split it (urlsplit raises on a bad IPv6 literal).
+        p.port_range("spec.proxyPass", proxy_pass.split("://", 1)[1].split("/", 1)[0])
     log_format = spec.get("logFormat")
     if log_format is not None and p.matches(
         "spec.logFormat", log_format, _TEXT, "printable text", MAX_TEXT
@@ -406,7 +493,7 @@ def _validate_http(p: _Problems, spec: Obj) -> None:
             p.add("spec.proxySetHeader", f"must be a map of at most {MAX_LIST} headers")
             return
         for key, value in headers.items():
-            field = f"spec.proxySetHeader[{key}]"
+            field = f"spec.proxySetHeader[{_key(key)}]"
             p.matches(field, key, _HEADER_NAME, "a header name", MAX_NAME)
             if p.matches(field, value, _TEXT, "printable text", MAX_TEXT):
                 p.variables(field, value)
@@ -434,7 +521,7 @@ def _validate_rewrite(p: _Problems, field: str, rule: Any) -> None:
     ):
         p.variables(f"{field}.replacement", replacement, captures=True)
     if rule.get("flag") not in ("last", "break"):
-        p.add(f"{field}.flag", f"must be last or break, not {rule.get('flag')!r}")
+        p.add(f"{field}.flag", f"must be last or break, not {_show(rule.get('flag'))}")
 
 
 def _validate_tcp(p: _Problems, spec: Obj) -> None:
@@ -455,7 +542,7 @@ def _validate_tcp(p: _Problems, spec: Obj) -> None:
     if hash_ and p.matches("spec.hash", hash_, _HASH, "a hash key [consistent]", MAX_NAME):
         p.variables("spec.hash", hash_, stream=True)
     if spec.get("protocol") not in ("TCP", "UDP"):
-        p.add("spec.protocol", f"must be TCP or UDP, not {spec.get('protocol')!r}")
+        p.add("spec.protocol", f"must be TCP or UDP, not {_show(spec.get('protocol'))}")
     p.matches("spec.proxyTimeout", spec.get("proxyTimeout"), _TCP_TIMEOUT, "like 10m or 30s", 9)
 
 
@@ -482,7 +569,10 @@ def validate(obj: Any, *, nginx_image: str | None = None, check_name: bool = Tru
         for key in headers:
             lower = str(key).lower()
             if lower in seen:
-                p.add("spec.proxySetHeader", f"{seen[lower]!r} and {key!r} differ only by case")
+                p.add(
+                    "spec.proxySetHeader",
+                    f"{_show(seen[lower])} and {_show(key)} differ only by case",
+                )
             seen[lower] = str(key)
     spec = with_defaults(obj, nginx_image="-" if nginx_image is None else nginx_image)["spec"]
     _validate_common(p, spec)
