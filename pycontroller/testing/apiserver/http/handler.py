@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pycontroller import _json
+from pycontroller.testing.apiserver.gofmt import quote as go_quote
 from pycontroller.testing.apiserver.http import negotiation, partial, protobuf
 from pycontroller.testing.apiserver.http.auth import authorize_request
 from pycontroller.testing.apiserver.http.discovery import discovery_response, version_info
@@ -188,16 +189,38 @@ def _warning(text: str) -> str:
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _query_int64(params: dict[str, str], name: str) -> int | None:
+    """An int64 query parameter as ``runtime.Convert_Slice_string_To_int64``
+    reads it (``strconv.ParseInt(s, 10, 64)``): None when absent (or empty:
+    a zero); otherwise the number, or the parameter codec's error, which the
+    list and delete-collection handlers answer as a 400 with strconv's bare
+    message (``errors.NewBadRequest(err.Error())`` in handlers/get.go)."""
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    if not digits or not digits.isascii() or not digits.isdigit():
+        raise bad_request(f"strconv.ParseInt: parsing {go_quote(value)}: invalid syntax")
+    n = int(value)
+    if not _INT64_MIN <= n <= _INT64_MAX:
+        raise bad_request(f"strconv.ParseInt: parsing {go_quote(value)}: value out of range")
+    return n
+
+
 def _limit(params: dict[str, str]) -> int:
     """ListOptions.limit of a list or a delete-collection (0: none)."""
-    try:
-        return int(params.get("limit") or 0)
-    except ValueError as err:
-        raise bad_request(f"invalid limit: {params.get('limit')}") from err
+    return _query_int64(params, "limit") or 0
 
 
 def _truthy(v: str | None) -> bool:
-    return v is not None and v.lower() in ("true", "1")
+    """A boolean query parameter as ``runtime.Convert_Slice_string_To_bool``
+    reads it: absent is false, "0" and "false" (any case) are false, and
+    anything else, the empty string included, is true (so ``?watch=yes`` and
+    ``?watch=`` are watches, as on a cluster)."""
+    return v is not None and v != "0" and v.lower() != "false"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -498,11 +521,14 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         if method == "GET":
             if r.name is None:
+                # The parameter codec's numbers before the selectors (url.Values
+                # to v1.ListOptions, then v1 to internal, where selectors parse).
+                _query_int64(params, "timeoutSeconds")
+                limit = _limit(params)
                 sel = Selector(
                     parse_label(params.get("labelSelector")),
                     parse_field_selector(params.get("fieldSelector"), rt),
                 )
-                limit = _limit(params)
                 causes = listoptions.validate_list_options(params)
                 if causes:
                     raise listoptions.invalid_list_options(causes)
@@ -745,6 +771,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _watch(self, r: Route, params: dict[str, str]) -> None:
         app = self.server.app
         rt = r.rt
+        # The parameter codec's numbers before the selectors, as for a list.
+        seconds = _query_int64(params, "timeoutSeconds")
+        _limit(params)
         sel = Selector(
             parse_label(params.get("labelSelector")),
             parse_field_selector(params.get("fieldSelector"), rt),
@@ -761,10 +790,7 @@ class _Handler(BaseHTTPRequestHandler):
                     rt,
                 ),
             )
-        try:
-            timeout = float(params["timeoutSeconds"]) if params.get("timeoutSeconds") else None
-        except ValueError as err:
-            raise bad_request(f"invalid timeoutSeconds: {params.get('timeoutSeconds')}") from err
+        timeout = float(seconds) if seconds is not None else None
         if timeout == 0:
             timeout = None  # kube: 0 means the server's default (no client-set deadline)
         elif timeout is not None and timeout < 0:

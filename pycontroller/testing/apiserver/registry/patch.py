@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "decode_patch",
     "json_merge_patch",
     "json_patch",
+    "json_patch_strict_errors",
     "schema_from_definitions",
     "strategic_merge_patch",
 ]
@@ -105,11 +107,75 @@ def json_merge_patch(target: Any, patch: Any) -> Any:
     return out
 
 
+def _go_json_kind(value: Any) -> str:
+    """The JSON value kind Go's ``UnmarshalTypeError`` names."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    return "number"
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object read as its (key, value) pairs, in document order."""
+
+
+# handlers/patch.go jsonPatchOp: the fields of one operation.
+_JSON_PATCH_OP_FIELDS = frozenset({"op", "path", "from", "value"})
+
+
+def json_patch_strict_errors(body: bytes, ops: Any) -> list[str]:
+    """What ``applyJSPatch`` gets from ``kjson.UnmarshalStrict(patch,
+    &[]jsonPatchOp)`` under ``fieldValidation`` Strict or Warn
+    (handlers/patch.go): each unknown or repeated field of an operation, in
+    document order, as ``json patch unknown field "[i].name"`` / ``json
+    patch duplicate field "[i].name"``. A body that is not a list of objects
+    is the 400 ``error decoding patch: json: cannot unmarshal ...``."""
+    if ops is None:
+        return []  # null decodes as a nil slice: no operations
+    if not isinstance(ops, list):
+        raise bad_request(
+            f"error decoding patch: json: cannot unmarshal {_go_json_kind(ops)} "
+            "into Go value of type []handlers.jsonPatchOp"
+        )
+    for op in ops:
+        if op is not None and not isinstance(op, dict):
+            raise bad_request(
+                f"error decoding patch: json: cannot unmarshal {_go_json_kind(op)} "
+                "into Go value of type handlers.jsonPatchOp"
+            )
+    # A second read of the (small) body, keeping each operation's pairs:
+    # the decoded dicts have lost repeated keys.
+    errors: list[str] = []
+    paired = json.loads(body, object_pairs_hook=_Pairs)
+    for i, op in enumerate(paired):
+        if not isinstance(op, _Pairs):
+            continue
+        seen: set[str] = set()
+        for key, _ in op:
+            path = f"[{i}].{key}"
+            if key not in _JSON_PATCH_OP_FIELDS:
+                errors.append(f"json patch unknown field {quote(path)}")
+            elif key in seen:
+                errors.append(f"json patch duplicate field {quote(path)}")
+            else:
+                seen.add(key)
+    return errors
+
+
 def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     import jsonpatch
 
     if not isinstance(ops, list):
-        raise bad_request("json patch must be a list of operations")
+        # jsonpatch.DecodePatch's json.Unmarshal into a Patch (evanphx/json-patch),
+        # answered as errors.NewBadRequest(err.Error()) (handlers/patch.go).
+        raise bad_request(
+            f"json: cannot unmarshal {_go_json_kind(ops)} into Go value of type jsonpatch.Patch"
+        )
     try:
         result = jsonpatch.JsonPatch(ops).apply(target, in_place=False)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as err:

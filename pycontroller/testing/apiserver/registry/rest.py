@@ -21,7 +21,9 @@ import binascii
 import copy
 import datetime
 import functools
+import json
 import logging
+import posixpath
 import time
 import uuid
 from collections.abc import Callable
@@ -57,6 +59,7 @@ from pycontroller.testing.apiserver.registry.patch import (
     decode_patch,
     json_merge_patch,
     json_patch,
+    json_patch_strict_errors,
     strategic_merge_patch,
 )
 from pycontroller.testing.apiserver.registry.selectors import Selector
@@ -96,6 +99,9 @@ PROTECTED_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
+# etcd's ErrFutureRev (rpctypes) and etcd3/errors.go's ``expired``.
+_FUTURE_REVISION = "etcdserver: mvcc: required revision is a future revision"
+_LIST_EXPIRED = "The resourceVersion for the provided list is too old."
 _CONTINUE_EXPIRED = (
     "The provided continue parameter is too old to display a consistent list result. "
     "You can start a new list without the continue parameter, or use the continue token "
@@ -183,6 +189,20 @@ def parse_resource_version(value: str | None) -> int:
     n, err = _parse_uint(value)
     if n is None:
         raise unknown_error(500, f"resourceVersion: Invalid value: {_go_quote(value)}: {err}")
+    return n
+
+
+def _parse_list_resource_version(value: str | None) -> int:
+    """A list's ``resourceVersion`` as etcd3's ``resolveGetListRev`` parses
+    it (storage/etcd3/store.go): an unparsable one is a 400 BadRequest
+    "invalid resource version: " and the versioner's error."""
+    if not value or value == "0":
+        return 0
+    n, err = _parse_uint(value)
+    if n is None:
+        raise bad_request(
+            f"invalid resource version: resourceVersion: Invalid value: {_go_quote(value)}: {err}"
+        )
     return n
 
 
@@ -538,25 +558,75 @@ def encode_continue(rv: int, start: tuple[str, str]) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
+_RAW_URL_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
 def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
     """``storage.DecodeContinue``: the resourceVersion and the key (namespace,
     name) a token continues from, the key made exclusive again (NUL dropped:
     names are compared as ``> start``); a bad token is 400 (GetList's
     "invalid continue token")."""
+    prefix = "invalid continue token: continue key is not valid"
+    # base64.RawURLEncoding: the URL alphabet, no padding; Go's
+    # CorruptInputError names the first byte it cannot use.
+    bad = next((i for i, ch in enumerate(token) if ch not in _RAW_URL_B64), None)
+    if bad is None and len(token) % 4 == 1:
+        bad = len(token) - 1
+    if bad is not None:
+        raise bad_request(f"{prefix}: illegal base64 data at input byte {bad}")
     try:
         pad = "=" * (-len(token) % 4)
         data = _json.loads(base64.urlsafe_b64decode(token + pad))
-        rv = int(data["rv"])
-        start = str(data["start"]).rstrip("\x00")
-        ns, _, name = start.partition("/")
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        version = data.get("v", "")
+        rv = int(data.get("rv") or 0)
+        start = str(data.get("start") or "")
     except (ValueError, KeyError, TypeError, binascii.Error) as err:
-        raise bad_request(f"invalid continue token: continue key is not valid: {err}") from err
+        raise bad_request(f"{prefix}: {err}") from err
+    # storage.DecodeContinue: the version, then the resourceVersion, then the key.
+    if version != "meta.k8s.io/v1":
+        raise bad_request(f"{prefix}: server does not recognize this encoded version {version}")
     if rv == 0:
         raise bad_request(
-            "invalid continue token: continue key is not valid: incorrect encoded start "
-            "resourceVersion (version meta.k8s.io/v1)"
+            f"{prefix}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
         )
+    if not start:
+        raise bad_request(f"{prefix}: encoded start key empty (version meta.k8s.io/v1)")
+    key = start if start.startswith("/") else "/" + start
+    if key.startswith("//") or posixpath.normpath(key) != key:
+        raise bad_request(f"{prefix}: {start}")  # path.Clean would change it
+    ns, _, name = start.rstrip("\x00").partition("/")
     return rv, (ns, name)
+
+
+def _decode_json_patched(
+    rt: ResourceType, patched: dict[str, Any], opts: WriteOptions, op_errors: list[str]
+) -> dict[str, Any]:
+    """``jsonPatcher.applyPatchToCurrentObject`` when the operations had
+    strict errors: the patched object is decoded (a type error still wins,
+    422), then the operations' errors and the object's unknown fields
+    are warnings (Warn) or one 422 Invalid of field ``patch`` (Strict)."""
+    result = decode_mod.decode_patched(rt, patched)
+    out: dict[str, Any] = result.obj
+    if opts.field_validation == "Ignore":
+        return out
+    errors = list(op_errors)
+    if not rt.is_crd:
+        errors.extend(f'unknown field "{p}"' for p in result.unknown)
+    if opts.field_validation != "Strict" or not errors:
+        opts.warnings.extend(errors)
+        return out
+    # errors.NewInvalid(schema.GroupKind{}, "", ...): an empty kind, so
+    # the message starts with a space.
+    doc = json.dumps(patched, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    detail = f"Invalid value: {_go_quote(doc)}: strict decoding error: " + ", ".join(errors)
+    raise StatusError(
+        422,
+        "Invalid",
+        f' "" is invalid: patch: {detail}',
+        {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
+    )
 
 
 # How often a write is run again when the object changed while admission
@@ -896,7 +966,12 @@ class REST:
                 items = self.storage.snapshot(rk, ns, rv)
             else:
                 # ListOptions were validated by the handler (listoptions.py).
-                requested = parse_resource_version(resource_version)
+                if resource_version_match == "Exact":
+                    # Delegated to etcd (cacher shouldDelegateList), whose
+                    # resolveGetListRev answers an unparsable one with a 400.
+                    requested = _parse_list_resource_version(resource_version)
+                else:
+                    requested = parse_resource_version(resource_version)
                 # etcd3 resolveGetListRev: a paged list at a resourceVersion
                 # other than "0" with no resourceVersionMatch is the legacy
                 # exact read (the cacher delegates it to etcd: shouldDelegateList).
@@ -906,8 +981,20 @@ class REST:
                     and resource_version not in (None, "", "0")
                 )
                 if resource_version_match == "Exact" or legacy_exact:
+                    # Served by etcd at that revision (storage/etcd3/store.go
+                    # GetList): a revision not reached yet is etcd's
+                    # ErrFutureRev, which interpretListError passes on as is
+                    # (a 500 without reason); a compacted one is its
+                    # ErrCompacted, the list's "too old" 410.
                     rv = requested
-                    items = self.storage.snapshot(rk, ns, rv)
+                    if rv > self.storage.resource_version:
+                        raise unknown_error(500, _FUTURE_REVISION)
+                    try:
+                        items = self.storage.snapshot(rk, ns, rv)
+                    except StatusError as err:
+                        if err.code != 410:
+                            raise
+                        raise expired(_LIST_EXPIRED) from None
                 else:
                     rv = self.storage.resource_version
                     items = self.storage.items(rk, ns)
@@ -1362,6 +1449,9 @@ class REST:
         if ctype == APPLY and not opts.field_manager:  # in-process callers; HTTP checks first
             request_options.check_write("PatchOptions", {}, patch_type=ctype)
         patch = decode_patch(body, ctype)
+        op_errors: list[str] = []
+        if ctype == JSON_PATCH and opts.field_validation in ("Strict", "Warn"):
+            op_errors = json_patch_strict_errors(body, patch)
         ns = (ns or "") if rt.namespaced else ""
         stored_rt = self._stored_type(rt)
         if stored_rt is not None:
@@ -1398,7 +1488,9 @@ class REST:
                     return self._create_locked(rt, ns, obj, opts, on_update=True), True
                 raise not_found(rt, name)
             patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
-            if ctype != APPLY:
+            if op_errors:
+                patched = _decode_json_patched(rt, patched, opts, op_errors)
+            elif ctype != APPLY:
                 patched = self._decode_patched(rt, patched, opts)
             pmeta: Any = patched.get("metadata")
             if not isinstance(pmeta, dict):
@@ -1422,12 +1514,10 @@ class REST:
     ) -> dict[str, Any]:
         """The patched object as kube's patcher decodes it into the Go type: a
         wrong JSON type is 422 (field ``patch``); unknown fields of built-in
-        kinds are dropped (strict: 400, warn: a warning)."""
-        result = decode_mod.decode_patched(rt, patched)
-        out: dict[str, Any] = decode_mod.check_unknown_fields(
-            rt, result, opts.field_validation, opts.warnings
-        )
-        return out
+        kinds are dropped (Warn: a warning each; Strict: 422 of field
+        ``patch``, as ``jsonPatcher.applyPatchToCurrentObject`` answers for
+        every non-apply patch type)."""
+        return _decode_json_patched(rt, patched, opts, [])
 
     def _patched(
         self,

@@ -204,6 +204,12 @@ class Storage:
             elif since is not None:
                 if since < self._complete_from:
                     raise expired(f"too old resource version: {since} ({self._complete_from})")
+                if since > self._rv:
+                    # Not reached yet: the watch cache starts the watch there
+                    # (getAllEventsSinceLocked has nothing to replay) and
+                    # cacheWatcher.process drops events and bookmarks that are
+                    # not newer (cacher/cache_watcher.go).
+                    watcher.min_rv = since
                 if since < self._rv:
                     newer: list[Event] = []
                     for ev in reversed(self._history):
@@ -236,6 +242,6 @@ class Storage:
         """The current resourceVersion if ``watcher`` has nothing queued (so a
         bookmark at it cannot overtake a pending event), else None."""
         with self.lock:
-            if watcher.backlog():
+            if watcher.backlog() or self._rv < watcher.min_rv:
                 return None
             return self._rv

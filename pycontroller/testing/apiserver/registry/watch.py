@@ -118,11 +118,14 @@ class Watcher:
         self._initial: list[dict[str, Any]] = []
         self._initial_pos = 0
         self._initial_end_pending = False
+        # A watch from a resourceVersion not reached yet: events up to it are
+        # not sent (cacheWatcher.process sends only those newer than it).
+        self.min_rv = 0
 
     # --- producer side (storage lock held) ----------------------------------------
 
     def push(self, ev: Event) -> None:
-        if ev.rkey != self.rkey or self.closed:
+        if ev.rkey != self.rkey or self.closed or ev.rv <= self.min_rv:
             return
         if self.namespace is not None and ev.namespace != self.namespace:
             return
