@@ -414,7 +414,10 @@ def decode_patched(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
     turns a failure into 422 Invalid of an unnamed object, with field ``patch``
     and the patched document as the value::
 
-        "" is invalid: patch: Invalid value: "{...}": json: cannot unmarshal ...
+         "" is invalid: patch: Invalid value: "{...}": json: cannot unmarshal ...
+
+    (``errors.NewInvalid(schema.GroupKind{}, "", ...)``: ``"%s %q is
+    invalid"`` with an empty kind, so the message starts with a space.)
     """
     try:
         return _check(rt, obj)
@@ -424,6 +427,6 @@ def decode_patched(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
         raise StatusError(
             422,
             "Invalid",
-            f'"" is invalid: patch: {detail}',
+            f' "" is invalid: patch: {detail}',
             {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
         ) from None
