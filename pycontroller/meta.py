@@ -39,6 +39,7 @@ __all__ = [
     "is_controlled_by",
     "is_status_condition_false",
     "is_status_condition_true",
+    "join_problems",
     "remove_controller_reference",
     "remove_finalizer",
     "remove_owner_reference",
@@ -421,3 +422,35 @@ def remove_finalizer(obj: Obj, name: str) -> bool:
     else:
         meta.pop("finalizers", None)
     return True
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more problem{'' if count == 1 else 's'})"
+
+
+def join_problems(problems: list[str], limit: int = 1024) -> str:
+    """``problems`` joined by "; " in at most ``limit`` characters: the
+    message of an ``InvalidSpec`` condition or Warning event.
+
+    Problems that do not fit are counted instead (``...; spec.ports[0].port:
+    ... (and 7 more problems)``); the first problem is always there (cut,
+    with "...", if it alone is too long), so the message always starts with
+    the first field. The default limit is an events.k8s.io note's (1 kB); a
+    condition message may hold 32 kB.
+    """
+    text = "; ".join(problems)
+    if len(text) <= limit:
+        return text
+    kept = length = 0
+    for i, problem in enumerate(problems):
+        new_length = length + (2 if i else 0) + len(problem)
+        if new_length + len(_more(len(problems) - i - 1)) > limit:
+            break
+        kept, length = i + 1, new_length
+    if kept == 0:
+        tail = _more(len(problems) - 1) if len(problems) > 1 else ""
+        return problems[0][: max(limit - len(tail) - 3, 0)] + "..." + tail
+    return "; ".join(problems[:kept]) + _more(len(problems) - kept)

@@ -51,6 +51,7 @@ from typing import Any
 
 from controllers.balancer import names
 from pycontroller.labels import is_qualified_name, is_valid_label_value
+from pycontroller.meta import join_problems
 
 _MAX_INT32 = 2**31 - 1
 #: The CRD's ``spec.backends`` ``maxItems`` (one Service per backend).
@@ -276,28 +277,6 @@ def validate(balancer: object) -> list[str]:
     return problems
 
 
-def _more(count: int) -> str:
-    return f" (and {count} more problem{'' if count == 1 else 's'})"
-
-
 def message(problems: list[str], limit: int = MAX_MESSAGE_LENGTH) -> str:
-    """``problems`` joined by "; " in at most ``limit`` characters.
-
-    Problems that do not fit are counted instead (``...; spec.ports[0].port:
-    ... (and 7 more problems)``); the first problem is always there (cut,
-    with "...", if it alone is too long), so the message always starts with
-    the first field.
-    """
-    text = "; ".join(problems)
-    if len(text) <= limit:
-        return text
-    kept = length = 0
-    for i, problem in enumerate(problems):
-        new_length = length + (2 if i else 0) + len(problem)
-        if new_length + len(_more(len(problems) - i - 1)) > limit:
-            break
-        kept, length = i + 1, new_length
-    if kept == 0:
-        tail = _more(len(problems) - 1) if len(problems) > 1 else ""
-        return problems[0][: max(limit - len(tail) - 3, 0)] + "..." + tail
-    return "; ".join(problems[:kept]) + _more(len(problems) - kept)
+    """``problems`` in at most ``limit`` characters (``pycontroller.meta.join_problems``)."""
+    return join_problems(problems, limit)

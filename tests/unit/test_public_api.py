@@ -89,6 +89,7 @@ CONTRACT: dict[str, list[str]] = {
         "find_status_condition",
         "add_finalizer",
         "remove_finalizer",
+        "join_problems",
     ],
     "controllers.balancer.nginx": ["render"],
     "controllers.balancer.resources": ["desired_children"],
