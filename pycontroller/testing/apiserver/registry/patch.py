@@ -38,6 +38,7 @@ import yaml
 from pycontroller import _json
 from pycontroller.testing.apiserver.gofmt import quote
 from pycontroller.testing.apiserver.schema import definitions as defs_mod
+from pycontroller.testing.apiserver.schema.decode import json_kind
 from pycontroller.testing.apiserver.schema.structural import _go_float
 from pycontroller.testing.apiserver.status import StatusError, bad_request
 
@@ -107,19 +108,6 @@ def json_merge_patch(target: Any, patch: Any) -> Any:
     return out
 
 
-def _go_json_kind(value: Any) -> str:
-    """The JSON value kind Go's ``UnmarshalTypeError`` names."""
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    return "number"
-
-
 class _Pairs(list):  # type: ignore[type-arg]
     """A JSON object read as its (key, value) pairs, in document order."""
 
@@ -139,13 +127,13 @@ def json_patch_strict_errors(body: bytes, ops: Any) -> list[str]:
         return []  # null decodes as a nil slice: no operations
     if not isinstance(ops, list):
         raise bad_request(
-            f"error decoding patch: json: cannot unmarshal {_go_json_kind(ops)} "
+            f"error decoding patch: json: cannot unmarshal {json_kind(ops)} "
             "into Go value of type []handlers.jsonPatchOp"
         )
     for op in ops:
         if op is not None and not isinstance(op, dict):
             raise bad_request(
-                f"error decoding patch: json: cannot unmarshal {_go_json_kind(op)} "
+                f"error decoding patch: json: cannot unmarshal {json_kind(op)} "
                 "into Go value of type handlers.jsonPatchOp"
             )
     # A second read of the (small) body, keeping each operation's pairs:
@@ -174,7 +162,7 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
         # jsonpatch.DecodePatch's json.Unmarshal into a Patch (evanphx/json-patch),
         # answered as errors.NewBadRequest(err.Error()) (handlers/patch.go).
         raise bad_request(
-            f"json: cannot unmarshal {_go_json_kind(ops)} into Go value of type jsonpatch.Patch"
+            f"json: cannot unmarshal {json_kind(ops)} into Go value of type jsonpatch.Patch"
         )
     try:
         result = jsonpatch.JsonPatch(ops).apply(target, in_place=False)

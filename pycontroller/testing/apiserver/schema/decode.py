@@ -91,7 +91,9 @@ def type_error_message(value: str, go_type: str, struct: str | None, field: str)
     return f"json: cannot unmarshal {value} into Go value of type {go_type}"
 
 
-def _json_kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
+    """The JSON value kind Go's ``UnmarshalTypeError`` names (``bool``,
+    ``number``, ``string``, ``array``, ``object``, ``null``)."""
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, int | float):
@@ -172,7 +174,7 @@ class _Walker:
         if not types:
             return value  # free-form (RawExtension, JSON, FieldsV1 ...)
         t = types[0]
-        kind = _json_kind(value)
+        kind = json_kind(value)
         if t == "object":
             if not isinstance(value, dict):
                 raise self._err(kind, self.go_type(node), struct, stack)
@@ -214,7 +216,7 @@ class _Walker:
     def _walk_ref(
         self, value: Any, name: str, struct: str | None, stack: list[str], path: str
     ) -> Any:
-        kind = _json_kind(value)
+        kind = json_kind(value)
         if name in _TIME_TYPES:
             # metav1.Time.UnmarshalJSON: json.Unmarshal(b, &str) (a type error,
             # which then gets the field context), then time.Parse (not checked).
@@ -361,12 +363,12 @@ def _interpret(rt: ResourceType, obj: Any, raw: bytes) -> tuple[str, str]:
     if not isinstance(obj, dict):
         if obj is None:
             return rt.kind, rt.version
-        err = type_error_message(_json_kind(obj), _FIND_KIND_TYPE, None, "")
+        err = type_error_message(json_kind(obj), _FIND_KIND_TYPE, None, "")
         raise _unrecognized(rt, f"couldn't get version/kind; json parse error: {err}", raw)
     for key in ("apiVersion", "kind"):
         v = obj.get(key)
         if v is not None and not isinstance(v, str):
-            err = type_error_message(_json_kind(v), "string", "", key)
+            err = type_error_message(json_kind(v), "string", "", key)
             raise _unrecognized(rt, f"couldn't get version/kind; json parse error: {err}", raw)
     api_version = obj.get("apiVersion") or ""
     if api_version.count("/") > 1:
