@@ -68,7 +68,8 @@ name             simulates
                  ``subdomain``; ``OrderedReady`` (one at a time, each once the
                  previous is Running and Ready; scale-down from the highest
                  ordinal) and ``Parallel``; PVCs ``<template>-<set>-<ordinal>``
-                 from ``volumeClaimTemplates`` (they stay ``Pending``) owned as
+                 from ``volumeClaimTemplates`` (``Pending`` unless ``volumes``
+                 runs) owned as
                  ``persistentVolumeClaimRetentionPolicy`` says;
                  ControllerRevisions ``<set>-<hash>``; RollingUpdate (reverse
                  ordinal order, ``partition``) and OnDelete; ``status``
@@ -83,6 +84,17 @@ name             simulates
                  (``desiredNumberScheduled``, ``numberReady``,
                  ``updatedNumberScheduled``...). Only ``node-1`` runs pods
                  (``kubelet``); pods for Nodes a test adds stay Pending. Opt-in.
+``volumes``      kube-controller-manager's persistentvolume-binder, a dynamic
+                 provisioner and the scheduler's volume binding
+                 (``volumes.py``): kind's default StorageClass ``standard``
+                 (``rancher.io/local-path``, ``WaitForFirstConsumer``);
+                 claims bound to matching PersistentVolumes or to ones
+                 provisioned for them (``pvc-<uid>``), with kube's annotations,
+                 phases and events; ``WaitForFirstConsumer`` claims once the
+                 scheduler picks a node for a pod that mounts them (with
+                 ``kubelet``, pods are bound only once their claims are);
+                 ``Retain`` volumes Released, provisioned ``Delete`` ones
+                 deleted with their claim. Opt-in.
 ================ ==============================================================
 
 The components act as API clients of the server would (they are written
@@ -112,7 +124,7 @@ pod-failure backoff (failed pods are replaced at once) and
 ``backoffLimitPerIndex``/``maxFailedIndexes`` (``podFailurePolicy`` and
 ``successPolicy`` are acted on), the StatefulSet ``maxUnavailable`` (alpha,
 off by default in 1.32) and DaemonSet ``maxSurge`` rollouts, volume binding
-(PVCs stay ``Pending``; no PersistentVolumes), the time a graceful pod
+(without ``volumes``: PVCs stay ``Pending``), the time a graceful pod
 termination takes (the simulated kubelet ends it at once, and does not write
 terminated container statuses first), node heartbeats and Leases, taints,
 pod affinity, preferred node affinity and resource-aware scheduling (the

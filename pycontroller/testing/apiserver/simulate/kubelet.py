@@ -8,8 +8,10 @@
   ``default-scheduler`` is bound to ``node-1`` when its ``nodeSelector`` and
   required node affinity (``matchExpressions`` on labels, ``matchFields`` on
   ``metadata.name``, as on DaemonSet pods) match the node; otherwise it gets
-  ``PodScheduled=False`` (``Unschedulable``) and stays Pending. Pod affinity,
-  taints and resources are not considered.
+  ``PodScheduled=False`` (``Unschedulable``) and stays Pending. With the
+  ``volumes`` simulation, a pod is bound only once the claims it mounts are
+  Bound (``simulate/volumes.py``). Pod affinity, taints and resources are
+  not considered.
 - Kubelet: a pod bound to ``node-1`` (not terminating, not Succeeded or
   Failed) gets the status a kubelet writes once its containers run: phase
   ``Running``, ``hostIP(s)``, ``podIP(s)`` (from 10.244.0.0/16; the node's IP
@@ -35,11 +37,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import InternalClient, meta
 from pycontroller.testing.apiserver.simulate.podutil import node_matches, now, pod_condition
+
+if TYPE_CHECKING:
+    from pycontroller.testing.apiserver.simulate.volumes import VolumeBinder
 
 __all__ = ["NODE_IP", "NODE_NAME", "Kubelet", "node_object"]
 
@@ -218,9 +223,17 @@ def _readiness_gates(pod: dict[str, Any]) -> tuple[bool, str]:
 class Kubelet:
     field_manager = "kubelet"
 
-    def __init__(self, kubelet: InternalClient, scheduler: InternalClient) -> None:
+    def __init__(
+        self,
+        kubelet: InternalClient,
+        scheduler: InternalClient,
+        *,
+        volumes: VolumeBinder | None = None,
+    ) -> None:
         self.c = kubelet
         self.scheduler = scheduler
+        # With the volumes simulation: the scheduler's VolumeBinding step.
+        self.volumes = volumes
         self._next_ip = 1
 
     def sync(self, at: float) -> float | None:
@@ -265,29 +278,45 @@ class Kubelet:
         self, pod_rt: ResourceType, pod: dict[str, Any], node: dict[str, Any]
     ) -> dict[str, Any] | None:
         if not node_matches(pod.get("spec") or {}, node):
-            cond = pod_condition(pod, "PodScheduled")
-            if cond is None or cond.get("reason") != "Unschedulable":
-                new = self.scheduler.mutable(pod)
-                status = new.setdefault("status", {})
-                others = [
-                    c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"
-                ]
-                status["conditions"] = [
-                    *others,
-                    {
-                        "type": "PodScheduled",
-                        "status": "False",
-                        "lastProbeTime": None,
-                        "lastTransitionTime": now(),
-                        "reason": "Unschedulable",
-                        "message": "0/1 nodes are available: 1 node(s) didn't match Pod's node "
-                        "affinity/selector. preemption: 0/1 nodes are available: 1 Preemption "
-                        "is not helpful for scheduling.",
-                    },
-                ]
-                self.scheduler.update(pod_rt, new, status=True)
+            self._unschedulable(pod_rt, pod, "1 node(s) didn't match Pod's node affinity/selector")
             return None
+        if self.volumes is not None:
+            why = self.volumes.scheduler_ready(pod, NODE_NAME)
+            if why:
+                self._unschedulable(pod_rt, pod, why)
+            if why is not None:
+                return None
         return self.scheduler.bind(pod_rt, pod, NODE_NAME, now())
+
+    def _unschedulable(self, pod_rt: ResourceType, pod: dict[str, Any], why: str) -> None:
+        """``PodScheduled=False`` (``Unschedulable``) with the scheduler's
+        message for one node, once per reason."""
+        message = (
+            f"0/1 nodes are available: {why}. preemption: 0/1 nodes are available: "
+            "1 Preemption is not helpful for scheduling."
+        )
+        cond = pod_condition(pod, "PodScheduled")
+        if (
+            cond is not None
+            and cond.get("reason") == "Unschedulable"
+            and (cond.get("message") == message)
+        ):
+            return
+        new = self.scheduler.mutable(pod)
+        status = new.setdefault("status", {})
+        others = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        status["conditions"] = [
+            *others,
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": now(),
+                "reason": "Unschedulable",
+                "message": message,
+            },
+        ]
+        self.scheduler.update(pod_rt, new, status=True)
 
     # --- kubelet -------------------------------------------------------------------
 

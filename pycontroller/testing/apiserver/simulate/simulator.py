@@ -37,6 +37,7 @@ from pycontroller.testing.apiserver.simulate.job import JobController, JobPodExi
 from pycontroller.testing.apiserver.simulate.kubelet import Kubelet
 from pycontroller.testing.apiserver.simulate.replicaset import ReplicaSetController
 from pycontroller.testing.apiserver.simulate.statefulset import StatefulSetController
+from pycontroller.testing.apiserver.simulate.volumes import VolumeBinder
 
 __all__ = ["DEFAULT_SIMULATIONS", "SIMULATIONS", "Simulator", "ensure_types"]
 
@@ -51,6 +52,7 @@ SIMULATIONS: tuple[str, ...] = (
     "jobs",
     "statefulsets",
     "daemonsets",
+    "volumes",
 )
 
 # Storage keys (group, plural) whose changes each simulation reacts to.
@@ -81,6 +83,14 @@ _WATCHED: dict[str, frozenset[tuple[str, str]]] = {
     ),
     "daemonsets": frozenset(
         {("apps", "daemonsets"), ("", "pods"), ("apps", "controllerrevisions"), ("", "nodes")}
+    ),
+    "volumes": frozenset(
+        {
+            ("", "persistentvolumeclaims"),
+            ("", "persistentvolumes"),
+            ("storage.k8s.io", "storageclasses"),
+            ("", "pods"),
+        }
     ),
 }
 
@@ -187,9 +197,17 @@ class Simulator(BackgroundLoop):
             self._components.append(StatefulSetController(self._client("kube-controller-manager")))
         if "daemonsets" in wanted:
             self._components.append(DaemonSetController(self._client("kube-controller-manager")))
+        volumes: VolumeBinder | None = None
+        if "volumes" in wanted:
+            # Before the kubelet's scheduler, which asks it whether a pod's
+            # claims are bound.
+            volumes = VolumeBinder(
+                self._client("kube-controller-manager"), self._client("local-path-provisioner")
+            )
+            self._components.append(volumes)
         if "kubelet" in wanted:
             self._components.append(
-                Kubelet(self._client("kubelet"), self._client("kube-scheduler"))
+                Kubelet(self._client("kubelet"), self._client("kube-scheduler"), volumes=volumes)
             )
         if "endpoints" in wanted:
             self._endpoints = EndpointsController(self._client("kube-controller-manager"))

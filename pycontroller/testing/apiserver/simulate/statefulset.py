@@ -50,7 +50,8 @@ Per StatefulSet, each pass runs one ``UpdateStatefulSet`` as kube does:
   data-web-0 Pod web-0 in StatefulSet web success``).
 
 Pods and revisions are claimed by controller reference only (no adoption or
-release by selector). PVCs stay ``Pending``: there is no volume binding.
+release by selector). PVCs stay ``Pending`` unless the ``volumes``
+simulation binds them.
 """
 
 from __future__ import annotations
