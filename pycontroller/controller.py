@@ -63,7 +63,8 @@ controller-runtime's names: ``controller_runtime_reconcile_total{controller,
 result}`` with result ``success``/``error``/``requeue``/``requeue_after``,
 ``controller_runtime_reconcile_errors_total``,
 ``controller_runtime_terminal_reconcile_errors_total`` (the errors among them
-that were not requeued),
+that were not requeued), ``controller_runtime_reconcile_panics_total`` (0:
+whatever a sync raises is an error),
 ``controller_runtime_reconcile_time_seconds`` (histogram),
 ``controller_runtime_active_workers``,
 ``controller_runtime_max_concurrent_reconciles`` and
@@ -203,6 +204,16 @@ TERMINAL_RECONCILE_ERRORS: Counter = register(
     "Total number of terminal reconciliation errors per controller",
     ["controller"],
 )
+# controller-runtime counts recovered panics here; a sync that raises is an
+# error (reconcile_errors_total) whatever it raised, so this stays 0. It is
+# exported, per controller, so dashboards and alerts written for
+# controller-runtime find it.
+RECONCILE_PANICS: Counter = register(
+    Counter,
+    "controller_runtime_reconcile_panics_total",
+    "Total number of reconciliation panics per controller",
+    ["controller"],
+)
 RECONCILE_TIME: Histogram = register(
     Histogram,
     "controller_runtime_reconcile_time_seconds",
@@ -296,6 +307,7 @@ class Controller:
         }
         self._reconcile_errors = RECONCILE_ERRORS.labels(controller=name)
         self._terminal_errors = TERMINAL_RECONCILE_ERRORS.labels(controller=name)
+        RECONCILE_PANICS.labels(controller=name)  # the series, at 0
         self._reconcile_time = RECONCILE_TIME.labels(controller=name)
         self._active_workers = ACTIVE_WORKERS.labels(controller=name)
         self._max_concurrent = MAX_CONCURRENT_RECONCILES.labels(controller=name)
