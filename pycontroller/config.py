@@ -5,7 +5,9 @@
 
 1. an explicit ``kubeconfig`` path (an error there is final: the caller asked
    for that file, so we never silently fall back to another cluster);
-2. ``$KUBECONFIG`` (one path or several joined with ``os.pathsep``, merged);
+2. ``$KUBECONFIG`` (one path or several joined with ``os.pathsep``, merged;
+   only when none of its files exists is the next source tried: a file that
+   exists but does not load is an error, as with an explicit path);
 3. the in-cluster service account (``KUBERNETES_SERVICE_HOST``/``_PORT`` and
    the mounted token and CA);
 4. ``~/.kube/config``.
@@ -30,6 +32,13 @@ every ``TOKEN_FILE_REFRESH_PERIOD`` seconds (client-go's cached file token
 source), so rotated tokens are picked up; it takes precedence over a static
 ``token``, and if a re-read fails the last good token keeps being used.
 
+A server URL without a scheme gets ``https://`` when the cluster has TLS
+settings, else ``http://`` (client-go's ``DefaultServerURL``); ``master``
+replaces only the selected cluster's server, so its CA still applies. A
+user's ``as``/``as-uid``/``as-groups``/``as-user-extra`` impersonate
+(``client.set_impersonation``). In-cluster, a missing ``ca.crt`` is logged and
+the system roots are used, as in ``rest.InClusterConfig``.
+
 ``qps`` and ``burst`` (client-go's ``rest.Config.QPS``/``Burst``, the
 ``--kube-api-qps``/``--kube-api-burst`` flags) set the token bucket that every
 ``ResourceClient`` built on the returned ``ApiClient`` shares (default 20/30,
@@ -46,13 +55,20 @@ import os
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import incluster_config
 
-from pycontroller.client import DEFAULT_BURST, DEFAULT_QPS, TokenBucketRateLimiter, set_rate_limiter
+from pycontroller.client import (
+    DEFAULT_BURST,
+    DEFAULT_QPS,
+    TokenBucketRateLimiter,
+    set_impersonation,
+    set_rate_limiter,
+)
 
 __all__ = ["ConfigError", "load_config"]
 
@@ -135,6 +151,10 @@ def _use_token_file(cfg: k8s_client.Configuration, path: str, fallback: str | No
     cfg.refresh_api_key_hook = refresh  # type: ignore[assignment]
 
 
+class _NoKubeconfigFile(FileNotFoundError):
+    """None of the kubeconfig files of a list exists."""
+
+
 _PATH_KEYS = {
     "clusters": ("cluster", ("certificate-authority",)),
     "users": ("user", ("client-certificate", "client-key", "tokenFile")),
@@ -199,14 +219,68 @@ def _merge_kubeconfigs(paths: list[str], *, explicit: bool) -> dict[str, Any]:
             if key not in merged and key != "current-context":
                 merged[key] = copy.deepcopy(value)
     if not found:
-        raise FileNotFoundError(f"no kubeconfig file found at {os.pathsep.join(paths)}")
+        raise _NoKubeconfigFile(f"no kubeconfig file found at {os.pathsep.join(paths)}")
     return merged
 
 
+def _default_server_url(host: str, default_tls: bool) -> str:
+    """client-go's ``rest.DefaultServerURL``: a server given without a scheme
+    (``host:port``) gets ``https://`` when TLS is configured (a CA, a client
+    certificate or insecure-skip-tls-verify), else ``http://``."""
+    host = host.strip()
+    if not host:
+        return host
+    parts = urlsplit(host)
+    if not parts.scheme or not parts.netloc:
+        host = ("https://" if default_tls else "http://") + host
+    return host.rstrip("/")
+
+
+def _select_cluster(merged: dict[str, Any], context: str | None, master: str | None) -> None:
+    """The selected context's cluster as ``clientcmd`` finalises it, in place:
+    ``master`` replaces its ``server`` (``ConfigOverrides.ClusterInfo.Server``,
+    so its CA and TLS settings still apply) and a scheme-less server gets one
+    (``_default_server_url``)."""
+    ctx_name = context or merged.get("current-context")
+    ctx = next((c for c in merged["contexts"] if c.get("name") == ctx_name), None)
+    ctx_body = (ctx or {}).get("context") or {}
+    cluster_entry = next(
+        (c for c in merged["clusters"] if c.get("name") == ctx_body.get("cluster")), None
+    )
+    cluster = (cluster_entry or {}).get("cluster")
+    if not isinstance(cluster, dict):
+        return  # the python loader reports the missing cluster
+    if master:
+        cluster["server"] = master
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server:
+        return
+    user_entry = next((u for u in merged["users"] if u.get("name") == ctx_body.get("user")), None)
+    user = (user_entry or {}).get("user") or {}
+    default_tls = bool(
+        cluster.get("certificate-authority")
+        or cluster.get("certificate-authority-data")
+        or cluster.get("insecure-skip-tls-verify")
+        or (
+            isinstance(user, dict)
+            and (user.get("client-certificate") or user.get("client-certificate-data"))
+        )
+    )
+    cluster["server"] = _default_server_url(server, default_tls)
+
+
 def _from_kubeconfig(
-    paths: list[str], context: str | None, *, explicit: bool = False
+    paths: list[str],
+    context: str | None,
+    *,
+    explicit: bool = False,
+    master: str | None = None,
+    impersonate: dict[str, Any] | None = None,
 ) -> k8s_client.Configuration:
+    """The selected context of the merged files; the user's impersonation
+    (``as``...), which the python loader ignores, is put in ``impersonate``."""
     merged = _merge_kubeconfigs(paths, explicit=explicit)
+    _select_cluster(merged, context, master)
     cfg = k8s_client.Configuration()
     k8s_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
         config_dict=merged, context=context, client_configuration=cfg, persist_config=False
@@ -222,29 +296,65 @@ def _from_kubeconfig(
     token_file = user.get("tokenFile")
     if token_file and "auth-provider" not in user and "exec" not in user:
         _use_token_file(cfg, str(token_file), user.get("token") or None)
+    # clientcmd's DirectClientConfig.ClientConfig: a user's "as" (with as-uid,
+    # as-groups, as-user-extra) becomes rest.Config.Impersonate.
+    if impersonate is not None and isinstance(user, dict) and user.get("as"):
+        extra = user.get("as-user-extra") or {}
+        impersonate.update(
+            user=str(user["as"]),
+            uid=str(user.get("as-uid") or "") or None,
+            groups=[str(g) for g in user.get("as-groups") or []],
+            extra={
+                str(k): [str(v) for v in (vs or [])]
+                for k, vs in (extra.items() if isinstance(extra, dict) else ())
+            },
+        )
     return cfg
 
 
 def _from_incluster() -> k8s_client.Configuration:
+    """client-go's ``rest.InClusterConfig``: ``https://`` + ``KUBERNETES_SERVICE_HOST``
+    and ``_PORT`` (both required), the service account token (required; re-read
+    and trimmed, ``BearerTokenFile``) and its ``ca.crt``, which is optional: a
+    missing or empty one is logged and the system roots verify the server."""
+    host = os.environ.get(incluster_config.SERVICE_HOST_ENV_NAME, "")
+    port = os.environ.get(incluster_config.SERVICE_PORT_ENV_NAME, "")
+    if not host or not port:
+        raise ValueError(
+            "unable to load in-cluster configuration, "
+            f"{incluster_config.SERVICE_HOST_ENV_NAME} and "
+            f"{incluster_config.SERVICE_PORT_ENV_NAME} must be defined"
+        )
     cfg = k8s_client.Configuration()
-    loader = incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
-        token_filename=SERVICE_TOKEN_FILENAME,
-        cert_filename=SERVICE_CERT_FILENAME,
-        environ=os.environ,
-    )
-    loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
-    # client-go's InClusterConfig sets BearerTokenFile: re-read and trimmed.
+    cfg.host = "https://" + incluster_config._join_host_port(host, port)  # type: ignore[no-untyped-call]
     _use_token_file(cfg, SERVICE_TOKEN_FILENAME, None)
+    try:
+        with open(SERVICE_CERT_FILENAME, "rb") as f:
+            has_ca = bool(f.read().strip())
+        if not has_ca:
+            raise ValueError("the file is empty")
+    except (OSError, ValueError) as err:
+        logger.error(
+            "Expected to load root CA config from %s, but got err: %s", SERVICE_CERT_FILENAME, err
+        )
+    else:
+        cfg.ssl_ca_cert = SERVICE_CERT_FILENAME
     return cfg
 
 
 def _load_configuration(
-    kubeconfig: str | None, master: str | None, context: str | None
+    kubeconfig: str | None, master: str | None, context: str | None, impersonate: dict[str, Any]
 ) -> k8s_client.Configuration:
     attempts: list[tuple[str, str]] = []
     if kubeconfig:
         try:
-            return _from_kubeconfig([os.path.expanduser(kubeconfig)], context, explicit=True)
+            return _from_kubeconfig(
+                [os.path.expanduser(kubeconfig)],
+                context,
+                explicit=True,
+                master=master,
+                impersonate=impersonate,
+            )
         except Exception as err:
             raise ConfigError([(f"kubeconfig {kubeconfig!r}", _reason(err))]) from err
 
@@ -252,9 +362,16 @@ def _load_configuration(
     if env_path:
         try:
             paths = [os.path.expanduser(p) for p in env_path.split(os.pathsep) if p]
-            return _from_kubeconfig(paths, context)
-        except Exception as err:
+            return _from_kubeconfig(paths, context, master=master, impersonate=impersonate)
+        except _NoKubeconfigFile as err:
             attempts.append((f"$KUBECONFIG={env_path!r}", _reason(err)))
+        except Exception as err:
+            # A $KUBECONFIG that exists but does not load (bad context, missing
+            # cluster, unreadable credentials) is final, as in controller-runtime's
+            # loadConfig: with $KUBECONFIG set, clientcmd's error is returned and
+            # neither in-cluster nor ~/.kube/config (another cluster!) is tried.
+            attempts.append((f"$KUBECONFIG={env_path!r}", _reason(err)))
+            raise ConfigError(attempts) from err
     else:
         attempts.append(("$KUBECONFIG", "not set"))
 
@@ -271,7 +388,9 @@ def _load_configuration(
     home_path = os.path.expanduser(DEFAULT_KUBECONFIG)
     if os.path.exists(home_path):
         try:
-            return _from_kubeconfig([home_path], context, explicit=True)
+            return _from_kubeconfig(
+                [home_path], context, explicit=True, master=master, impersonate=impersonate
+            )
         except Exception as err:
             attempts.append((home_path, _reason(err)))
     else:
@@ -307,9 +426,18 @@ def load_config(
     when done.
     """
     limiter = TokenBucketRateLimiter(qps, burst)  # validates before any I/O
-    cfg = _load_configuration(kubeconfig, master, context)
-    if master:
-        cfg.host = master.rstrip("/")
+    impersonate: dict[str, Any] = {}
+    cfg = _load_configuration(kubeconfig, master, context, impersonate)
+    default_tls = bool(cfg.ssl_ca_cert or cfg.cert_file or not cfg.verify_ssl)
+    cfg.host = _default_server_url(master or str(cfg.host or ""), default_tls)
     api_client = k8s_client.ApiClient(configuration=cfg)
     set_rate_limiter(api_client, limiter)
+    if impersonate:
+        set_impersonation(
+            api_client,
+            impersonate["user"],
+            uid=impersonate["uid"],
+            groups=impersonate["groups"],
+            extra=impersonate["extra"],
+        )
     return api_client

@@ -1,12 +1,16 @@
 """Errors raised by pycontroller.
 
     ApiError                 any non-2xx answer from the API server
-    ├── NotFoundError        404
-    ├── AlreadyExistsError   409, reason AlreadyExists
-    ├── ConflictError        409 (optimistic-concurrency conflict)
-    ├── GoneError            410 (Gone or Expired: the resourceVersion is too old)
-    ├── InvalidError         422
-    └── TooManyRequestsError 429 (``retry_after`` seconds, from Retry-After)
+    ├── NotFoundError        reason NotFound (or 404)
+    ├── AlreadyExistsError   reason AlreadyExists
+    ├── ConflictError        reason Conflict (or 409: optimistic-concurrency conflict)
+    ├── GoneError            reason Gone or Expired (or 410: the resourceVersion is too old)
+    ├── InvalidError         reason Invalid (or 422)
+    └── TooManyRequestsError reason TooManyRequests (or 429; ``retry_after`` from Retry-After)
+
+As apimachinery's ``IsNotFound`` & co., a ``Status`` body's known ``reason``
+decides the class; only a Status without one (or with an unknown one) is
+classified by its ``code``, else by the HTTP status.
 
 ``ApiError.body`` is the decoded ``Status`` object when the server sent one.
 Listers raise ``NotFoundError`` too, so callers handle "missing" one way
@@ -83,23 +87,73 @@ class TooManyRequestsError(ApiError):
         self.retry_after = retry_after
 
 
+# apimachinery's ``knownReasons``: a Status with one of these reasons is
+# classified by its reason alone; any other reason (or none) by its code.
+_KNOWN_REASONS = frozenset(
+    {
+        "Unauthorized",
+        "Forbidden",
+        "NotFound",
+        "AlreadyExists",
+        "Conflict",
+        "Gone",
+        "Invalid",
+        "ServerTimeout",
+        "Timeout",
+        "TooManyRequests",
+        "BadRequest",
+        "MethodNotAllowed",
+        "NotAcceptable",
+        "RequestEntityTooLarge",
+        "UnsupportedMediaType",
+        "InternalError",
+        "Expired",
+        "ServiceUnavailable",
+    }
+)
+
+# The code each classified subclass stands for (for reason-less Statuses).
+_CLASS_BY_CODE = {
+    404: "NotFound",
+    409: "Conflict",
+    410: "Gone",
+    422: "Invalid",
+    429: "TooManyRequests",
+}
+
+
 def api_error_from_status(
     status: int, body: dict[str, Any] | None, retry_after: float | None = None
 ) -> ApiError:
-    """Map an HTTP status and decoded ``Status`` body to the matching ``ApiError``."""
+    """Map an HTTP status and decoded ``Status`` body to the matching ``ApiError``.
+
+    Classified as apimachinery's ``IsNotFound``/``IsConflict``/... do
+    (``reasonAndCodeForError``): by the Status ``reason`` when it is a known
+    one, else by the Status ``code`` (the HTTP status when the body has
+    none). So a 500 whose Status says ``reason: NotFound`` is a
+    ``NotFoundError``, and a 404 whose Status says ``reason: Forbidden`` is
+    not. ``ApiError.status`` is always the HTTP status.
+    """
     reason = str((body or {}).get("reason") or "")
     message = str((body or {}).get("message") or "")
-    if status == 404:
+    if reason in _KNOWN_REASONS:
+        kind = "Gone" if reason == "Expired" else reason
+    else:
+        code = (body or {}).get("code")
+        if not isinstance(code, int) or isinstance(code, bool) or code <= 0:
+            code = status
+        kind = _CLASS_BY_CODE.get(code, "")
+    if kind == "NotFound":
         return NotFoundError(status, reason or "NotFound", message, body)
-    if status == 409:
-        if reason == "AlreadyExists":
-            return AlreadyExistsError(status, reason, message, body)
+    if kind == "AlreadyExists":
+        return AlreadyExistsError(status, reason, message, body)
+    if kind == "Conflict":
         return ConflictError(status, reason or "Conflict", message, body)
-    if status == 410:
+    if kind == "Gone":
         return GoneError(status, reason or "Gone", message, body)
-    if status == 422:
+    if kind == "Invalid":
         return InvalidError(status, reason or "Invalid", message, body)
-    if status == 429:
+    if kind == "TooManyRequests":
         return TooManyRequestsError(status, reason or "TooManyRequests", message, body, retry_after)
     err = ApiError(status, reason, message, body)
     err.retry_after = retry_after
