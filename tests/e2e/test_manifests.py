@@ -34,6 +34,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from support.http import until_found
 from support.rbac import rbac_needed, rbac_request
 
 from controllers.balancer import names, reconcile
@@ -418,17 +419,7 @@ def _driver(server: Any) -> Callable[..., dict[str, Any]]:
 
 
 def _until(probe: Callable[[], Any], what: str, timeout: float = 10.0) -> None:
-    """``wait_for`` where a 404 from ``probe`` means "not yet"."""
-
-    def attempt() -> Any:
-        try:
-            return probe()
-        except urllib.error.HTTPError as err:
-            if err.code != 404:
-                raise
-            return None
-
-    wait_for(attempt, timeout, interval=0.05, what=what)
+    until_found(probe, what, timeout)
 
 
 def test_rbac_grants_exactly_the_verbs_the_controller_uses() -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.http import until_found
 
 from pycontroller import Manager
 from pycontroller.testing import APIServer, wait_for
@@ -71,15 +72,7 @@ def _admin(server: APIServer) -> Callable[..., Any]:
 
 
 def _until(probe: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
-    def attempt() -> Any:
-        try:
-            return probe()
-        except urllib.error.HTTPError as err:
-            if err.code != 404:
-                raise
-            return None
-
-    wait_for(attempt, timeout, interval=0.05, what=what)
+    until_found(probe, what, timeout)
 
 
 def _apply_rbac(server: APIServer, controller: str) -> tuple[str, dict[str, Any]]:

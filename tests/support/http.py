@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import urllib.error
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from pycontroller.testing import APIServer
+from pycontroller.testing import APIServer, wait_for
 
 
 def call(
@@ -42,3 +44,17 @@ def request(
     """``call`` without the response headers: ``(status, decoded body or None)``."""
     status, _, decoded = call(server, method, path, body, ctype)
     return status, decoded
+
+
+def until_found(probe: Callable[[], Any], what: str, timeout: float = 10.0) -> None:
+    """``wait_for`` ``probe()`` where an HTTP 404 from it means "not yet"."""
+
+    def attempt() -> Any:
+        try:
+            return probe()
+        except urllib.error.HTTPError as err:
+            if err.code != 404:
+                raise
+            return None
+
+    wait_for(attempt, timeout, interval=0.05, what=what)

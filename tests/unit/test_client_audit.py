@@ -5,9 +5,7 @@ controller-runtime's loadConfig ($KUBECONFIG errors are final), path prefixes.""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 import yaml
 from kubernetes import client as k8s
 from support.fakes import SleepRecorder
+from support.stub_http import Stub, stub_server
 
 from pycontroller import config
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter, set_rate_limiter
@@ -33,52 +32,10 @@ from pycontroller.errors import (
 # --------------------------------------------------------------------------- stub server
 
 
-class Stub:
-    def __init__(self) -> None:
-        self.responses: list[tuple[int, dict[str, str], bytes]] = []
-        self.requests: list[str] = []
-        self.headers: list[Any] = []
-        self.lock = threading.Lock()
-
-
 @pytest.fixture
 def stub() -> Iterator[tuple[Stub, str]]:
-    state = Stub()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
-            with state.lock:
-                state.requests.append(f"{self.command} {self.path}")
-                state.headers.append(self.headers)
-                status, headers, body = (
-                    state.responses.pop(0) if state.responses else (200, {}, b"{}")
-                )
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with stub_server() as (state, url):
+        yield state, url
 
 
 def api_client(host: str) -> k8s.ApiClient:
@@ -192,17 +149,6 @@ def test_post_with_retry_after_is_retried_http_date_is_not(stub: tuple[Stub, str
 
 
 # --------------------------------------------------------------------------- load_config
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setattr(config, "DEFAULT_KUBECONFIG", str(home / ".kube" / "config"))
-    return home
 
 
 def write_kubeconfig(

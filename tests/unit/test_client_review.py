@@ -9,63 +9,25 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from kubernetes import client as k8s
 from support.fakes import SleepRecorder
+from support.stub_http import Stub, stub_server
 
 from pycontroller.client import ResourceClient, TokenBucketRateLimiter, set_rate_limiter
 from pycontroller.errors import AlreadyExistsError, ApiError, ConflictError, NotFoundError
 
 
-class Stub:
-    def __init__(self) -> None:
-        self.responses: list[tuple[int, dict[str, str], bytes]] = []
-        self.requests: list[str] = []
-        self.lock = threading.Lock()
-
-
 @pytest.fixture
 def stub() -> Iterator[tuple[Stub, k8s.ApiClient]]:
-    state = Stub()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
-            with state.lock:
-                state.requests.append(f"{self.command} {self.path}")
-                status, headers, body = (
-                    state.responses.pop(0) if state.responses else (200, {}, b"{}")
-                )
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    cfg = k8s.Configuration()
-    cfg.host = f"http://127.0.0.1:{httpd.server_address[1]}"
-    api = k8s.ApiClient(cfg)
-    set_rate_limiter(api, TokenBucketRateLimiter(qps=0, burst=0))
-    yield state, api
-    httpd.shutdown()
-    httpd.server_close()
+    with stub_server() as (state, url):
+        cfg = k8s.Configuration()
+        cfg.host = url
+        api = k8s.ApiClient(cfg)
+        set_rate_limiter(api, TokenBucketRateLimiter(qps=0, burst=0))
+        yield state, api
 
 
 def cm(name: str) -> dict[str, Any]:

@@ -43,17 +43,6 @@ def bearer(client: Any) -> str | None:
     return None if value is None else str(value)
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setattr(config, "DEFAULT_KUBECONFIG", str(home / ".kube" / "config"))
-    return home
-
-
 def test_first_current_context_wins_when_merging(
     clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

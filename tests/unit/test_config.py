@@ -27,17 +27,6 @@ def write_kubeconfig(path: Path, server: str, context: str = "ctx", token: str =
     return str(path)
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setattr(config, "DEFAULT_KUBECONFIG", str(home / ".kube" / "config"))
-    return home
-
-
 def test_explicit_path_wins_over_env(
     clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

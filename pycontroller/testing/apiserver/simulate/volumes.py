@@ -98,6 +98,19 @@ def _phase(obj: dict[str, Any]) -> str:
     return str((obj.get("status") or {}).get("phase") or "")
 
 
+def _claim_ref(claim: dict[str, Any]) -> dict[str, Any]:
+    """A volume's ``claimRef`` to ``claim`` (``GetReference``)."""
+    m = meta(claim)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "name": m.get("name"),
+        "namespace": m.get("namespace"),
+        "resourceVersion": m.get("resourceVersion"),
+        "uid": m.get("uid"),
+    }
+
+
 def _claims_of(pod: dict[str, Any]) -> list[str]:
     """The claims a pod mounts (``persistentVolumeClaim`` volumes)."""
     out = []
@@ -343,14 +356,7 @@ class VolumeBinder:
                     "storage", "0"
                 )
             },
-            "claimRef": {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "name": m.get("name"),
-                "namespace": m.get("namespace"),
-                "resourceVersion": m.get("resourceVersion"),
-                "uid": m.get("uid"),
-            },
+            "claimRef": _claim_ref(claim),
             "hostPath": {
                 "path": f"/var/local-path-provisioner/{name}_{m.get('namespace')}_{m.get('name')}",
                 "type": "DirectoryOrCreate",
@@ -405,14 +411,7 @@ class VolumeBinder:
         ref = (pv.get("spec") or {}).get("claimRef")
         if not isinstance(ref, dict) or ref.get("uid") != m.get("uid"):
             new = self.c.mutable(pv)
-            new.setdefault("spec", {})["claimRef"] = {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "name": m.get("name"),
-                "namespace": m.get("namespace"),
-                "resourceVersion": m.get("resourceVersion"),
-                "uid": m.get("uid"),
-            }
+            new.setdefault("spec", {})["claimRef"] = _claim_ref(claim)
             if not isinstance(ref, dict) or not ref.get("name"):
                 meta(new).setdefault("annotations", {})[ANN_BOUND_BY_CONTROLLER] = "yes"
             out = self.c.update(pv_rt, new)
