@@ -201,10 +201,9 @@ def test_apply_patch_may_not_set_managed_fields_or_another_version(raw: Raw) -> 
     bad["apiVersion"] = "apps/v1beta1"
     code, st = apply(raw, f"{DEPLOY}/web", bad, "alice")
     assert code == 400
-    assert st["message"] == (
-        "Incorrect version specified in apply patch. Specified patch version: "
-        "apps/v1beta1, expected: apps/v1"
-    )
+    # versionCheckManager, the field manager's outermost layer: what the patch
+    # names must be exactly the endpoint's group, version and kind.
+    assert st["message"] == "invalid object type: apps/v1beta1, Kind=Deployment"
 
 
 # --- conflicts and ownership --------------------------------------------------------
@@ -490,8 +489,15 @@ def test_managed_fields_can_be_reset_by_an_update(raw: Raw) -> None:
         "PATCH", f"{CM}/c?fieldManager=admin", {"metadata": {"managedFields": [{}]}}, MERGE
     )
     assert code == 200 and "managedFields" not in got["metadata"]
-    # With nobody owning data.a, another applier may change it freely.
-    code, got = apply(raw, f"{CM}/c", configmap(a="2"), "bob")
+    # skipNonAppliedManager: the next apply first gives what the object holds
+    # to "before-first-apply", so changing data.a conflicts with it...
+    code, st = apply(raw, f"{CM}/c", configmap(a="2"), "bob")
+    assert code == 409, st
+    assert st["message"] == (
+        'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a'
+    )
+    # ...and force takes it.
+    code, got = apply(raw, f"{CM}/c", configmap(a="2"), "bob", force=True)
     assert code == 200 and got["data"] == {"a": "2"}
 
 

@@ -181,7 +181,7 @@ def test_apply_through_scale_needs_a_field_manager_and_a_scale(apiserver: APISer
     wrong = {**_scale(2), "apiVersion": "autoscaling/v2"}
     code, out = c.send("PATCH", "/scale", wrong, APPLY, "x")
     assert code == 400, out
-    assert "expected: autoscaling/v1" in out["message"]
+    assert out["message"] == "invalid object type: autoscaling/v2, Kind=Scale"
     code, out = c.send("PATCH", "/scale", _scale(-1), APPLY, "x", force=True)
     assert code == 422, out
     assert out["details"]["causes"][0]["field"] == "spec.replicas"

@@ -1449,6 +1449,8 @@ class REST:
         if ctype == APPLY and not opts.field_manager:  # in-process callers; HTTP checks first
             request_options.check_write("PatchOptions", {}, patch_type=ctype)
         patch = decode_patch(body, ctype)
+        if ctype == APPLY and subresource != "scale":
+            fieldmanager.check_apply_gvk(rt, patch)
         op_errors: list[str] = []
         if ctype == JSON_PATCH and opts.field_validation in ("Strict", "Warn"):
             op_errors = json_patch_strict_errors(body, patch)

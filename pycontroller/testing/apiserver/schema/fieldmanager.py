@@ -20,6 +20,15 @@ keeps one entry whatever version it applies.
   the fields from them. Applying the value a field already has shares its
   ownership. A field the applier owned before and leaves out now is removed
   from the object, unless another manager (applier or updater) owns it.
+  The configuration must name the endpoint's apiVersion and kind exactly
+  (else 400 ``invalid object type``).
+- **Unmanaged objects**: once ``managedFields`` are cleared, updates record
+  nothing, and the next apply first gives what the object holds to an Update
+  entry ``before-first-apply`` (kube's ``skipNonAppliedManager``).
+- **kubectl**: an apply by the manager ``kubectl`` is forced over conflicts
+  that are all fields its client-side ``last-applied-configuration``
+  annotation sets to their live values, and rewrites that annotation (kube's
+  ``lastAppliedManager``/``lastAppliedUpdater``).
 
 Each entry's fields are paths of its own ``apiVersion``. A kind served at
 several versions over one storage with a real conversion (``autoscaling/v1``
@@ -42,6 +51,7 @@ into ``ancient-changes`` entries, one per apiVersion.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -212,8 +222,19 @@ def _now() -> str:
 
 
 def default_manager(user_agent: str) -> str:
-    """kube's default field manager: the User-Agent up to its first ``/``."""
-    return user_agent.split("/", 1)[0][:128]
+    """kube's default field manager: the User-Agent up to its first ``/``,
+    without unprintable characters, cut to 128 bytes of UTF-8 (apiserver's
+    ``handlers.prefixFromUserAgent``)."""
+    out: list[str] = []
+    size = 0
+    for ch in user_agent.split("/", 1)[0]:
+        if not ch.isprintable():  # Go's unicode.IsPrint
+            continue
+        size += len(ch.encode("utf-8", "surrogatepass"))
+        if size > 128:
+            break
+        out.append(ch)
+    return "".join(out)
 
 
 def _reset_filter(rt: ResourceType, subresource: str) -> Callable[[FieldSet], FieldSet]:
@@ -385,11 +406,73 @@ def track_update(
             entries = _decode(_managed_of(live) or [])
         except ValueError:
             entries = []
+    if not entries:
+        # An update of an object nobody manages is not tracked (kube's
+        # skipNonAppliedManager.Update: managed fields empty and the live object
+        # has a uid); the first apply records them (``before-first-apply``).
+        _set_managed(new, None)
+        return
+    if subresource == "scale":
+        # kube's ScaleHandler.ToSubresource: the Scale's entries are the owners
+        # of the replicas field; with none, skipNonAppliedManager.Update tracks
+        # nothing and ToParent keeps the parent's entries as they were. (A
+        # scale write changes the replicas field only.)
+        changes = _Changes(rt, live, new, subresource, views)
+        if all(e.fields.intersection(changes.of(e.api_version)[0]).empty() for e in entries):
+            _set_managed(new, _encode(entries))
+            return
     result = _record_update(rt, live, new, entries, _manager(opts), subresource, views)
     _set_managed(new, _encode(result))
 
 
 # --- Apply ---------------------------------------------------------------------
+
+BEFORE_FIRST_APPLY = "before-first-apply"
+
+
+def _gvk(api_version: str, kind: str) -> tuple[str, str, str]:
+    """apimachinery's ``schema.ParseGroupVersion`` and the kind; an apiVersion
+    that does not parse gives the empty GroupVersionKind (``Unstructured``'s
+    ``GroupVersionKind``)."""
+    if not api_version or api_version == "/":
+        return ("", "", kind)
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return ("", parts[0], kind)
+    if len(parts) == 2:
+        return (parts[0], parts[1], kind)
+    return ("", "", "")
+
+
+def _typed_patch_error(config: dict[str, Any], gvk: tuple[str, str, str], errors: list[str]) -> str:
+    """``failed to create typed patch object (<ns>/<name>; <gvk>): <errors>``
+    (kube's ``objectGVKNN`` of the patch, SMD's ``ValidationErrors.Error``)."""
+    meta = config.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name, ns = meta.get("name"), meta.get("namespace")
+    who = f"{ns if isinstance(ns, str) else ''}/{name if isinstance(name, str) else ''}"
+    what = errors[0] if len(errors) == 1 else "\n  ".join(["errors:", *errors])
+    return f"failed to create typed patch object ({who}; {gvk[0]}/{gvk[1]}, Kind={gvk[2]}): {what}"
+
+
+def check_apply_gvk(rt: ResourceType, config: Any) -> tuple[str, str, str]:
+    """kube's ``versionCheckManager.Apply``, the first of the field manager's
+    layers (before the name, namespace or kind checks of a create): what the
+    applied configuration names must be exactly the endpoint's group,
+    version and kind, else 400 ``invalid object type``. Returns it."""
+    if config is None:  # an empty body: YAML null, an empty map to kube
+        config = {}
+    if not isinstance(config, dict):
+        raise bad_request("apply patch must be an object")
+    gvk = _applied_gvk(config)
+    if gvk != _gvk(rt.api_version, rt.kind):
+        raise bad_request(f"invalid object type: {gvk[0]}/{gvk[1]}, Kind={gvk[2]}")
+    return gvk
+
+
+def _applied_gvk(config: dict[str, Any]) -> tuple[str, str, str]:
+    version, kind = config.get("apiVersion"), config.get("kind")
+    return _gvk(version if isinstance(version, str) else "", kind if isinstance(kind, str) else "")
 
 
 def _print_manager(e: _Entry) -> str:
@@ -459,18 +542,18 @@ def apply(
     as ``opts.field_manager``; returns the new object and leaves the entries
     to store in ``opts.managed_fields``. Raises the 409 of ``conflict_error``
     unless ``opts.force``."""
-    if not isinstance(config, dict):
-        raise bad_request("apply patch must be an object")
+    if config is None:  # an empty body: YAML null, an empty map to kube
+        config = {}
+    gvk = check_apply_gvk(rt, config)
     cmeta = config.get("metadata")
     if isinstance(cmeta, dict) and cmeta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
-    version = config.get("apiVersion")
-    if version and version != rt.api_version:
-        raise bad_request(
-            "Incorrect version specified in apply patch. Specified patch version: "
-            f"{version}, expected: {rt.api_version}"
-        )
     schema = schema_for(rt)
+    errors = schema.patch_errors(config)
+    if errors:
+        # kube's structuredMergeManager.Apply: the configuration that SMD cannot
+        # type is a plain error, a 500 of reason Unknown (ErrorToAPIStatus).
+        raise StatusError(500, "", _typed_patch_error(config, gvk, errors))
     keep = _reset_filter(rt, subresource)
     try:
         entries = _decode(_managed_of(live) or [])
@@ -479,6 +562,11 @@ def apply(
     base = _without_managed(live)
     if live is None:
         base = {"apiVersion": rt.api_version, "kind": rt.kind}
+    elif not entries:
+        # kube's skipNonAppliedManager.Apply: an object nobody manages gets an
+        # Update entry ``before-first-apply`` owning what it holds (an update
+        # from the empty object), which the apply may then conflict with.
+        entries = _record_update(rt, None, base, [], BEFORE_FIRST_APPLY, subresource)
     merged = schema.merge(base, config)
     applied = keep(schema.to_field_set(config))
 
@@ -494,6 +582,8 @@ def apply(
     for e in sorted(others, key=lambda e: e.identity):
         e_changed = changes.of(e.api_version)[0]
         conflicts.extend((e, p) for p in e.fields.intersection(e_changed).paths())
+    if conflicts and not opts.force and opts.field_manager == KUBECTL:
+        conflicts = _not_last_applied(schema, rt, base, conflicts)
     if conflicts and not opts.force:
         raise conflict_error(conflicts)
     for e in others:
@@ -502,8 +592,74 @@ def apply(
     me.fields = applied.difference(_STRIPPED)
     if merged != base:
         me.time = _now()
+    if opts.field_manager == KUBECTL:
+        # After the entry's time (lastAppliedUpdater wraps managedFieldsUpdater).
+        merged = _sync_last_applied(merged, config)
     opts.managed_fields = _encode([*others, me])
     out: dict[str, Any] = copy.deepcopy(merged) if merged is base else merged
+    return out
+
+
+# --- kubectl's last-applied annotation ----------------------------------------
+
+KUBECTL = "kubectl"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _last_applied(obj: dict[str, Any]) -> str:
+    annotations = (obj.get("metadata") or {}).get("annotations")
+    value = annotations.get(LAST_APPLIED) if isinstance(annotations, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _not_last_applied(
+    schema: Schema, rt: ResourceType, live: dict[str, Any], conflicts: list[tuple[_Entry, Path]]
+) -> list[tuple[_Entry, Path]]:
+    """The conflicts of an apply by ``kubectl`` that its client-side apply
+    annotation does not excuse: a field the annotation sets to the value the
+    object holds was kubectl's, so taking it is no conflict; if every conflict
+    is such a field the apply is forced (kube's ``lastAppliedManager.Apply``
+    and ``allowedConflictsFromLastApplied``)."""
+    text = _last_applied(live)
+    if not text:
+        return conflicts
+    try:
+        last = json.loads(text)
+    except ValueError:
+        return conflicts
+    if not isinstance(last, dict) or last.get("apiVersion") != rt.api_version:
+        return conflicts
+    cmp = schema.compare(last, live)
+    allowed = (
+        schema.to_field_set(last)
+        .difference(cmp.modified)
+        .difference(cmp.added)
+        .difference(cmp.removed)
+    )
+    rest = [(e, p) for e, p in conflicts if not allowed.has(p)]
+    return rest
+
+
+def _sync_last_applied(merged: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """An apply by ``kubectl`` to an object that carries the client-side apply
+    annotation rewrites it to the applied configuration (kube's
+    ``lastAppliedUpdater.Apply`` and ``buildLastApplied``: the configuration
+    without that annotation, as Go's json encoder writes it)."""
+    if not _last_applied(merged):
+        return merged
+    cmeta = config.get("metadata")
+    if isinstance(cmeta, dict) and isinstance(cmeta.get("annotations"), dict):
+        annotations = {k: v for k, v in cmeta["annotations"].items() if k != LAST_APPLIED}
+        config = {**config, "metadata": {**cmeta, "annotations": annotations}}
+    text = json.dumps(config, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(ch, esc)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
+    if text == _last_applied(merged):
+        return merged
+    out = dict(merged)  # merged shares nothing with live (Schema.merge copies)
+    meta = out["metadata"] = dict(out.get("metadata") or {})
+    meta["annotations"] = {**meta.get("annotations", {}), LAST_APPLIED: text}
     return out
 
 

@@ -28,7 +28,10 @@ this server, following SMD's rules; where it simplifies, it says so:
 
 - an associative list whose items cannot all be keyed (an item without any
   key field, duplicate keys, a non-scalar set item) is treated as atomic,
-  where SMD reports an error or tracks duplicates specially;
+  where SMD reports an error or tracks duplicates specially; an applied
+  configuration is checked first (``patch_errors``: duplicates, null or
+  wrongly shaped items, undeclared fields), as kube refuses
+  it, but a missing key field is not reported;
 - two values of different shapes (a map against a scalar) compare as one
   modified leaf.
 """
@@ -45,6 +48,8 @@ from pycontroller.testing.apiserver.schema.fieldpath import (
     Path,
     PathElement,
     canonical_json,
+    format_element,
+    format_path,
     key_element,
     value_element,
 )
@@ -272,6 +277,106 @@ class Schema:
             self._to_field_set(child, val, self._child(atom, key), out)
             if val is None or val == {} or key not in atom.fields:
                 out.insert(child)
+
+    # --- typing an applied configuration -------------------------------------
+
+    def patch_errors(self, value: Any) -> list[str]:
+        """What SMD refuses when it types an applied configuration (kube's
+        ``structuredMergeManager.Apply``: ``ObjectToTyped(patchObj)``, without
+        ``AllowDuplicates``; SMD's ``typed/validate.go``), as
+        ``ValidationError`` texts: an associative list's duplicate keys,
+        null or non-map items of a keyed list, map, list or null items of a
+        set, and a field a declared struct does not have (kube converts the
+        OpenAPI of built-in kinds and of CRDs without preserving unknown
+        fields, except under ``x-kubernetes-preserve-unknown-fields``).
+        A key field missing from an item is not reported (our schemas lack
+        some of kube's key defaults); such a list stays atomic, as elsewhere.
+        """
+        out: list[str] = []
+        self._patch_errors((), value, self.root, out)
+        return out
+
+    def _declared(self, path: Path, node: Any, atom: _Atom) -> Mapping[str, Any] | None:
+        """The fields of a struct that refuses others (kube converts both built-in
+        and CRD schemas without preserving unknown fields), or None: a map, an
+        untyped node (``x-kubernetes-preserve-unknown-fields``) or a struct
+        without declared fields (deduced here)."""
+        if not atom.fields or atom.elem is not None:
+            return None
+        n = self._deref(node)
+        if (
+            n is None
+            or n.get("x-kubernetes-preserve-unknown-fields")
+            or n.get("additionalProperties")
+        ):
+            return None
+        if not path or n.get("x-kubernetes-embedded-resource"):
+            # Every kind's (and embedded object's) OpenAPI declares these.
+            return {**atom.fields, "apiVersion": None, "kind": None, "metadata": None}
+        return atom.fields
+
+    def _patch_errors(self, path: Path, value: Any, node: Any, out: list[str]) -> None:
+        atom = self._atom(node, value)
+        if atom.kind == "map" and isinstance(value, dict):
+            declared = self._declared(path, node, atom)
+            for key, val in value.items():
+                child: Path = (*path, ("f", key))
+                if declared is not None and key not in declared:
+                    out.append(f"{format_path(child)}: field not declared in schema")
+                    continue
+                self._patch_errors(child, val, self._child(atom, key), out)
+            return
+        if atom.kind != "list" or not isinstance(value, list):
+            return
+        where = format_path(path)
+        if atom.keys is None:  # atomic: items by index
+            for i, item in enumerate(value):
+                self._patch_errors((*path, ("i", i)), item, atom.elem, out)
+            return
+        seen: set[PathElement] = set()
+        for i, item in enumerate(value):
+            problem = self._item_problem(atom, item)
+            if problem is not None:
+                out.append(f"{where}: element {i}: {problem}")
+                continue
+            pe = self._item_element(atom, item)
+            if pe is None:
+                return  # a key field is missing: the list is not keyed
+            if pe in seen:
+                out.append(f"{where}: duplicate entries for key {format_element(pe)}")
+            seen.add(pe)
+            self._patch_errors((*path, pe), item, atom.elem, out)
+
+    @staticmethod
+    def _item_problem(atom: _Atom, item: Any) -> str | None:
+        """SMD's ``listItemToPathElement`` errors for one item."""
+        if atom.keys:
+            if item is None:
+                return "associative list with keys may not have a null element"
+            if not isinstance(item, dict):
+                return "associative list with keys may not have non-map elements"
+            return None
+        if isinstance(item, dict):
+            return "associative list without keys has an element that's a map type"
+        if isinstance(item, list):
+            return "not supported: associative list with lists as elements"
+        if item is None:
+            return "associative list without keys has an element that's an explicit null"
+        return None
+
+    def _item_element(self, atom: _Atom, item: Any) -> PathElement | None:
+        if not atom.keys:
+            return value_element(item)
+        found: dict[str, Any] = {}
+        for key in atom.keys:
+            if key in item:
+                found[key] = item[key]
+            else:
+                default = self._key_default(atom.elem, key)
+                if default is MISSING:
+                    return None
+                found[key] = default
+        return key_element(found)
 
     # --- comparison ------------------------------------------------------------
 
