@@ -214,6 +214,24 @@ class Schema:
             return prop["default"]
         return self.key_defaults.get(key, MISSING)
 
+    def _key_fields(
+        self, atom: _Atom, item: dict[str, Any], *, all_keys: bool
+    ) -> dict[str, Any] | None:
+        """An associative list item's key fields (a missing one from its
+        schema default); a key with neither is left out, or, ``all_keys``,
+        makes the answer ``None``."""
+        found: dict[str, Any] = {}
+        for key in atom.keys or ():
+            if key in item:
+                found[key] = item[key]
+            else:
+                default = self._key_default(atom.elem, key)
+                if default is not MISSING:
+                    found[key] = default
+                elif all_keys:
+                    return None
+        return found
+
     def _item_elements(self, atom: _Atom, items: list[Any]) -> list[PathElement] | None:
         """Each item's path element, or ``None`` if the list cannot be keyed."""
         pes: list[PathElement] = []
@@ -221,14 +239,7 @@ class Schema:
             if atom.keys:
                 if not isinstance(item, dict):
                     return None
-                found: dict[str, Any] = {}
-                for key in atom.keys:
-                    if key in item:
-                        found[key] = item[key]
-                    else:
-                        default = self._key_default(atom.elem, key)
-                        if default is not MISSING:
-                            found[key] = default
+                found = self._key_fields(atom, item, all_keys=False)
                 if not found:
                     return None
                 pes.append(key_element(found))
@@ -367,16 +378,8 @@ class Schema:
     def _item_element(self, atom: _Atom, item: Any) -> PathElement | None:
         if not atom.keys:
             return value_element(item)
-        found: dict[str, Any] = {}
-        for key in atom.keys:
-            if key in item:
-                found[key] = item[key]
-            else:
-                default = self._key_default(atom.elem, key)
-                if default is MISSING:
-                    return None
-                found[key] = default
-        return key_element(found)
+        found = self._key_fields(atom, item, all_keys=True)
+        return None if found is None else key_element(found)
 
     # --- comparison ------------------------------------------------------------
 
