@@ -9,10 +9,11 @@ DEL), ``\\uNNNN`` or ``\\UNNNNNNNN`` (lower-case hex, as Go writes them).
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any
 
-__all__ = ["is_print", "quote", "value_text"]
+__all__ = ["go_json", "is_print", "quote", "value_text"]
 
 _ESCAPES = {
     "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
@@ -54,3 +55,12 @@ def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def go_json(obj: Any) -> str:
+    """``json.Marshal`` of a ``map[string]interface{}``: sorted keys, compact,
+    HTML characters and the two JavaScript line separators escaped."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(ch, esc)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

@@ -144,12 +144,7 @@ def mutate(
     elif rk == ("", "persistentvolumeclaims"):
         spec = obj.setdefault("spec", {})
         if isinstance(spec, dict) and spec.get("storageClassName") is None:
-            default = _newest_default(
-                rest,
-                _STORAGE_CLASSES,
-                "storageclass.kubernetes.io/is-default-class",
-                "storageclass.beta.kubernetes.io/is-default-class",
-            )
+            default = default_storage_class(rest)
             if default is not None:
                 spec["storageClassName"] = default
     elif rk == ("networking.k8s.io", "ingresses"):
@@ -160,7 +155,7 @@ def mutate(
             and spec.get("ingressClassName") is None
             and "kubernetes.io/ingress.class" not in annotations
         ):
-            default = _newest_default(
+            default = newest_default(
                 rest, _INGRESS_CLASSES, "ingressclass.kubernetes.io/is-default-class"
             )
             if default is not None:
@@ -295,7 +290,17 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
         spec["tolerations"] = [*tolerations, *missing]
 
 
-def _newest_default(rest: REST, rk: tuple[str, str], *annotations: str) -> str | None:
+def default_storage_class(rest: REST) -> str | None:
+    """The default StorageClass's name (``GetDefaultClass``), if any."""
+    return newest_default(
+        rest,
+        _STORAGE_CLASSES,
+        "storageclass.kubernetes.io/is-default-class",
+        "storageclass.beta.kubernetes.io/is-default-class",
+    )
+
+
+def newest_default(rest: REST, rk: tuple[str, str], *annotations: str) -> str | None:
     """The name of the newest object with one of ``annotations`` set to
     ``"true"``; of the same age, the first by name (``getDefaultClass``)."""
     chosen: tuple[str, str] | None = None

@@ -153,7 +153,7 @@ _SERVICE_RESOURCES = frozenset(
 )
 _CLAIM_RESOURCES = ("persistentvolumeclaims", "requests.storage")
 _STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
-_BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 _ONE = Amount(Decimal(1), quantity.DECIMAL_SI)
 _ZERO = Amount(Decimal(0), quantity.DECIMAL_SI)
 
@@ -334,15 +334,22 @@ def _service_usage(svc: dict[str, Any]) -> Usage:
     return out
 
 
+def storage_class_of(obj: dict[str, Any]) -> str:
+    """``GetPersistentVolumeClaimClass`` / ``GetPersistentVolumeClass``: the
+    beta ``volume.beta.kubernetes.io/storage-class`` annotation, else
+    ``spec.storageClassName``, else ``""``."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if isinstance(annotations, dict) and BETA_CLASS_ANNOTATION in annotations:
+        return str(annotations[BETA_CLASS_ANNOTATION] or "")
+    spec = obj.get("spec")
+    return str((spec if isinstance(spec, dict) else {}).get("storageClassName") or "")
+
+
 def _claim_usage(claim: dict[str, Any]) -> Usage:
     out: Usage = {"persistentvolumeclaims": _ONE, "count/persistentvolumeclaims": _ONE}
-    annotations = (claim.get("metadata") or {}).get("annotations") or {}
     spec = claim.get("spec")
     spec = spec if isinstance(spec, dict) else {}
-    if isinstance(annotations, dict) and _BETA_CLASS_ANNOTATION in annotations:
-        storage_class = str(annotations[_BETA_CLASS_ANNOTATION] or "")
-    else:
-        storage_class = str(spec.get("storageClassName") or "")
+    storage_class = storage_class_of(claim)
     if storage_class:
         out[f"{storage_class}{_STORAGE_CLASS_SUFFIX}persistentvolumeclaims"] = _ONE
     resources = spec.get("resources")

@@ -271,12 +271,7 @@ class Defaulter:
             if stype in ("NodePort", "LoadBalancer") and not p.get("nodePort"):
                 prev = old_ports.get((p.get("port"), p["protocol"]))
                 p["nodePort"] = (prev or {}).get("nodePort") or self._alloc_node_port()
-        # service.ExternallyAccessible: a NodePort or LoadBalancer Service, or
-        # a ClusterIP one with external IPs.
-        externally_accessible = stype in ("NodePort", "LoadBalancer") or (
-            stype == "ClusterIP" and bool(spec.get("externalIPs"))
-        )
-        if externally_accessible and not spec.get("externalTrafficPolicy"):
+        if _externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
             spec["externalTrafficPolicy"] = "Cluster"
         if (
             stype == "LoadBalancer"

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pycontroller._time import format_rfc3339
+from pycontroller.testing.apiserver.gofmt import go_json, is_print
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema.fieldpath import FieldSet, Path, format_path
 from pycontroller.testing.apiserver.schema.structured_merge import Schema
@@ -228,7 +229,7 @@ def default_manager(user_agent: str) -> str:
     out: list[str] = []
     size = 0
     for ch in user_agent.split("/", 1)[0]:
-        if not ch.isprintable():  # Go's unicode.IsPrint
+        if not is_print(ch):
             continue
         size += len(ch.encode("utf-8", "surrogatepass"))
         if size > 128:
@@ -651,10 +652,7 @@ def _sync_last_applied(merged: dict[str, Any], config: dict[str, Any]) -> dict[s
     if isinstance(cmeta, dict) and isinstance(cmeta.get("annotations"), dict):
         annotations = {k: v for k, v in cmeta["annotations"].items() if k != LAST_APPLIED}
         config = {**config, "metadata": {**cmeta, "annotations": annotations}}
-    text = json.dumps(config, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
-        text = text.replace(ch, esc)
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
+    text = go_json(config) + "\n"
     if text == _last_applied(merged):
         return merged
     out = dict(merged)  # merged shares nothing with live (Schema.merge copies)

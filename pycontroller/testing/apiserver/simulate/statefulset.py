@@ -57,11 +57,11 @@ simulation binds them.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import re
 from typing import Any
 
+from pycontroller.testing.apiserver.gofmt import go_json
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import (
     InternalClient,
@@ -79,7 +79,6 @@ __all__ = [
     "REVISION_HASH_LABEL",
     "REVISION_LABEL",
     "StatefulSetController",
-    "go_json",
     "hash_controller_revision",
 ]
 
@@ -102,15 +101,6 @@ def _int(v: Any, default: int = 0) -> int:
 # --- history (pkg/controller/history) ----------------------------------------------
 
 
-def go_json(obj: Any) -> bytes:
-    """``json.Marshal`` of a ``map[string]interface{}``: sorted keys, compact,
-    HTML characters escaped."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
-        text = text.replace(ch, esc)
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
-
-
 def _safe_encode(s: str) -> str:
     """``rand.SafeEncodeString``."""
     return "".join(_ALPHANUMS[ord(ch) % len(_ALPHANUMS)] for ch in s)
@@ -119,7 +109,7 @@ def _safe_encode(s: str) -> str:
 def hash_controller_revision(data: Any, collision_count: int | None) -> str:
     """``history.HashControllerRevision``: FNV-32 (not 1a) of the data's JSON and
     the collision count."""
-    raw = go_json(data)
+    raw = go_json(data).encode()
     if collision_count is not None:
         raw += str(collision_count).encode()
     h = 0x811C9DC5

@@ -51,6 +51,11 @@ from typing import Any
 
 from pycontroller.labels import selector_from_label_selector
 from pycontroller.testing.apiserver.registry.admission_limits import amounts
+from pycontroller.testing.apiserver.registry.admission_plugins import default_storage_class
+from pycontroller.testing.apiserver.registry.resource_quota import (
+    BETA_CLASS_ANNOTATION,
+    storage_class_of,
+)
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.simulate.client import InternalClient, meta
 
@@ -67,7 +72,6 @@ ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
 ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 IS_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
-BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
 
 #: kind's default StorageClass.
 DEFAULT_CLASS: dict[str, Any] = {
@@ -83,15 +87,6 @@ DEFAULT_CLASS: dict[str, Any] = {
 def _size(obj_resources: Any) -> Decimal:
     q = amounts(obj_resources).get("storage")
     return q.amount if q is not None else Decimal(0)
-
-
-def _class_of(obj: dict[str, Any]) -> str:
-    """``GetPersistentVolume(Claim)Class``: ``spec.storageClassName``, else the
-    beta annotation, else ``""``."""
-    name = (obj.get("spec") or {}).get("storageClassName")
-    if name is None:
-        name = (meta(obj).get("annotations") or {}).get(BETA_CLASS)
-    return str(name or "")
 
 
 def _phase(obj: dict[str, Any]) -> str:
@@ -212,7 +207,7 @@ class VolumeBinder:
         """``findMatchingVolume``'s tests for one volume."""
         spec = pv.get("spec") or {}
         cspec = claim.get("spec") or {}
-        if meta(pv).get("deletionTimestamp") or _class_of(pv) != _class_of(claim):
+        if meta(pv).get("deletionTimestamp") or storage_class_of(pv) != storage_class_of(claim):
             return False
         ref = spec.get("claimRef")
         if isinstance(ref, dict) and ref.get("name"):
@@ -265,12 +260,11 @@ class VolumeBinder:
             return
         if (
             cspec.get("storageClassName") is None
-            and BETA_CLASS not in (meta(claim).get("annotations") or {})
-            and sc_rt is not None
-            and self._assign_default_class(pvc_rt, sc_rt, claim)
+            and BETA_CLASS_ANNOTATION not in (meta(claim).get("annotations") or {})
+            and self._assign_default_class(pvc_rt, claim)
         ):
             return  # the next pass goes on with the class
-        class_name = _class_of(claim)
+        class_name = storage_class_of(claim)
         if not class_name:
             self._event_once(
                 claim,
@@ -321,22 +315,15 @@ class VolumeBinder:
             return
         self._provision(pv_rt, sc, claim, annotations.get(ANN_SELECTED_NODE))
 
-    def _assign_default_class(
-        self, pvc_rt: ResourceType, sc_rt: ResourceType, claim: dict[str, Any]
-    ) -> bool:
+    def _assign_default_class(self, pvc_rt: ResourceType, claim: dict[str, Any]) -> bool:
         """``assignDefaultStorageClass`` (retroactive default StorageClass,
-        GA in 1.28): a claim with no class gets the default one (the newest,
-        if several); whether it was updated."""
-        defaults = [
-            sc
-            for sc in self.c.items(sc_rt)
-            if (meta(sc).get("annotations") or {}).get(IS_DEFAULT_CLASS) == "true"
-        ]
-        if not defaults:
+        GA in 1.28): a claim with no class gets the default one; whether it
+        was updated."""
+        default = default_storage_class(self.c.rest)
+        if default is None:
             return False
-        newest = max(defaults, key=lambda sc: str(meta(sc).get("creationTimestamp") or ""))
         new = self.c.mutable(claim)
-        new.setdefault("spec", {})["storageClassName"] = meta(newest).get("name")
+        new.setdefault("spec", {})["storageClassName"] = default
         return self.c.update(pvc_rt, new) is not None
 
     def _provision(
@@ -469,7 +456,7 @@ class VolumeBinder:
                 return f'persistentvolumeclaim "{name}" not found'
             if _phase(claim) == "Bound":
                 continue
-            sc = self.c.get(sc_rt, "", _class_of(claim)) if sc_rt is not None else None
+            sc = self.c.get(sc_rt, "", storage_class_of(claim)) if sc_rt is not None else None
             if sc is None or sc.get("volumeBindingMode") != "WaitForFirstConsumer":
                 return "pod has unbound immediate PersistentVolumeClaims"
             verdict = ""
