@@ -47,6 +47,7 @@ __all__ = [
     "set_controller_reference",
     "set_owner_reference",
     "set_status_condition",
+    "shorten",
 ]
 
 Obj = dict[str, Any]
@@ -429,6 +430,12 @@ def remove_finalizer(obj: Obj, name: str) -> bool:
 
 def _more(count: int) -> str:
     return f" (and {count} more problem{'' if count == 1 else 's'})"
+
+
+def shorten(text: str, limit: int = 100) -> str:
+    """``text`` cut to ``limit`` characters, ending in "..." when cut: a
+    value quoted in a problem message stays readable however long it is."""
+    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
 
 
 def join_problems(problems: list[str], limit: int = 1024) -> str:

@@ -51,7 +51,7 @@ from typing import Any
 
 from controllers.balancer import names
 from pycontroller.labels import is_qualified_name, is_valid_label_value
-from pycontroller.meta import join_problems
+from pycontroller.meta import join_problems, shorten
 
 _MAX_INT32 = 2**31 - 1
 #: The CRD's ``spec.backends`` ``maxItems`` (one Service per backend).
@@ -84,8 +84,7 @@ def json_type(value: Any) -> str:
 
 def _show(value: Any) -> str:
     """``repr(value)``, cut to ``_MAX_SHOWN`` characters: safe in a message."""
-    text = repr(value)
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+    return shorten(repr(value), _MAX_SHOWN)
 
 
 def _label_problem(value: Any) -> str | None:

@@ -67,7 +67,7 @@ from urllib.parse import urlsplit
 
 from controllers.reverseproxy import names
 from pycontroller.labels import is_qualified_name, is_valid_label_value
-from pycontroller.meta import join_problems
+from pycontroller.meta import join_problems, shorten
 
 Obj = dict[str, Any]
 
@@ -143,7 +143,7 @@ MAX_MESSAGE_LENGTH = 1024
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+    return shorten(text, _MAX_SHOWN)
 
 
 def _show(value: Any) -> str:

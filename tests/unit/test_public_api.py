@@ -90,6 +90,7 @@ CONTRACT: dict[str, list[str]] = {
         "add_finalizer",
         "remove_finalizer",
         "join_problems",
+        "shorten",
     ],
     "controllers.balancer.nginx": ["render"],
     "controllers.balancer.resources": ["desired_children"],
