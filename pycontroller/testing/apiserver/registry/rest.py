@@ -600,13 +600,14 @@ def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
     return rv, (ns, name)
 
 
-def _decode_json_patched(
+def _decode_patched(
     rt: ResourceType, patched: dict[str, Any], opts: WriteOptions, op_errors: list[str]
 ) -> dict[str, Any]:
-    """``jsonPatcher.applyPatchToCurrentObject`` when the operations had
-    strict errors: the patched object is decoded (a type error still wins,
-    422), then the operations' errors and the object's unknown fields
-    are warnings (Warn) or one 422 Invalid of field ``patch`` (Strict)."""
+    """The result of a non-apply patch as ``jsonPatcher.applyPatchToCurrentObject``
+    decodes it into the Go type: a wrong JSON type is 422 (field ``patch``);
+    then the JSON-patch operations' strict errors (``op_errors``) and the
+    unknown fields of built-in kinds (dropped) are warnings (Warn) or one 422
+    Invalid of field ``patch`` (Strict)."""
     result = decode_mod.decode_patched(rt, patched)
     out: dict[str, Any] = result.obj
     if opts.field_validation == "Ignore":
@@ -1490,10 +1491,8 @@ class REST:
                     return self._create_locked(rt, ns, obj, opts, on_update=True), True
                 raise not_found(rt, name)
             patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
-            if op_errors:
-                patched = _decode_json_patched(rt, patched, opts, op_errors)
-            elif ctype != APPLY:
-                patched = self._decode_patched(rt, patched, opts)
+            if ctype != APPLY:
+                patched = _decode_patched(rt, patched, opts, op_errors)
             pmeta: Any = patched.get("metadata")
             if not isinstance(pmeta, dict):
                 pmeta = {}
@@ -1509,17 +1508,6 @@ class REST:
                 raise conflict(rt, name)
             new = self._merge_update(rt, old, patched, subresource)
             return self._write_update(rt, old, new, opts, subresource=subresource), False
-
-    @staticmethod
-    def _decode_patched(
-        rt: ResourceType, patched: dict[str, Any], opts: WriteOptions
-    ) -> dict[str, Any]:
-        """The patched object as kube's patcher decodes it into the Go type: a
-        wrong JSON type is 422 (field ``patch``); unknown fields of built-in
-        kinds are dropped (Warn: a warning each; Strict: 422 of field
-        ``patch``, as ``jsonPatcher.applyPatchToCurrentObject`` answers for
-        every non-apply patch type)."""
-        return _decode_json_patched(rt, patched, opts, [])
 
     def _patched(
         self,
