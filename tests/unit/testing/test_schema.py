@@ -275,7 +275,7 @@ def test_minimum_message_and_path() -> None:
             {"ports": [{"port": 80, "name": "abcdefghij"}]},
             "spec.ports[0].name",
             "FieldValueTooLong",
-            "Too long: may not be longer than 8",
+            "Too long: may not be more than 8 bytes",
         ),
         (
             {"ports": [{"port": 80, "name": "ABC"}]},

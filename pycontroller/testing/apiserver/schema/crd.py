@@ -311,6 +311,118 @@ def _schema_path(parts: Sequence[PathPart]) -> str:
     return out
 
 
+_JUNCTORS = ("allOf", "anyOf", "oneOf")
+# Keys a schema under a junctor (anyOf...) may not carry, with kube's detail.
+_NESTED_FORBIDDEN = (
+    ("type", "must be empty to be structural"),
+    ("additionalProperties", "must be undefined to be structural"),
+    ("default", "must be undefined to be structural"),
+    ("title", "must be empty to be structural"),
+    ("description", "must be empty to be structural"),
+    ("nullable", "must be false to be structural"),
+    ("x-kubernetes-preserve-unknown-fields", "must be false to be structural"),
+    ("x-kubernetes-embedded-resource", "must be false to be structural"),
+    ("x-kubernetes-int-or-string", "must be false to be structural"),
+    ("x-kubernetes-list-map-keys", "must be empty to be structural"),
+    ("x-kubernetes-list-type", "must be undefined to be structural"),
+    ("x-kubernetes-map-type", "must be undefined to be structural"),
+    ("x-kubernetes-validations", "must be empty to be structural"),
+)
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
+
+
+def _nested_causes(v: Any, s: Any, path: list[PathPart], spath: list[PathPart]) -> Iterator[Cause]:
+    """``validateNestedValueValidation`` (keys forbidden under a junctor) and
+    ``validateNestedValueValidationCompleteness`` (every field it names is
+    specified in the structural node ``s`` at ``spath``)."""
+    if not isinstance(v, dict):
+        return
+    for key, detail in _NESTED_FORBIDDEN:
+        set_ = v.get(key) not in (None, False, "", [], {})
+        if set_ or (key == "additionalProperties" and key in v):
+            yield _forbidden(_schema_path([*path, key]), detail)
+    for junctor in _JUNCTORS:
+        for i, sub in enumerate(v.get(junctor) or []):
+            yield from _nested_causes(sub, s, [*path, junctor, i], spath)
+    if "not" in v:
+        yield from _nested_causes(v["not"], s, [*path, "not"], spath)
+    s_props = (s.get("properties") if isinstance(s, dict) else None) or {}
+    props = v.get("properties")
+    if isinstance(props, dict):
+        if "metadata" in props:
+            yield _forbidden(
+                _schema_path([*path, "properties", "[metadata]"]),
+                "must not be specified in a nested context",
+            )
+        for name, sub in props.items():
+            sub_path = [*path, "properties", f"[{name}]"]
+            s_sub = [*spath, "properties", f"[{name}]"]
+            if name not in s_props:
+                detail = f"because it is defined in {_schema_path(sub_path)}"
+                yield _required(_schema_path(s_sub), detail)
+            else:
+                yield from _nested_causes(sub, s_props[name], sub_path, s_sub)
+    if "items" in v:
+        s_items = s.get("items") if isinstance(s, dict) else None
+        if s_items is None:
+            detail = f"because it is defined in {_schema_path([*path, 'items'])}"
+            yield _required(_schema_path([*spath, "items"]), detail)
+        else:
+            yield from _nested_causes(v["items"], s_items, [*path, "items"], [*spath, "items"])
+
+
+def _structural_extras(s: dict[str, Any], path: list[PathPart], *, root: bool) -> Iterator[Cause]:
+    """The rest of schema/validation.go ``validateStructuralInvariants``:
+    additionalProperties at the root or beside an embedded resource, the
+    root metadata restriction, embedded resources without fields, and value
+    validations under junctors."""
+    embedded = bool(s.get("x-kubernetes-embedded-resource"))
+    if "additionalProperties" in s:
+        if root:
+            yield _forbidden(
+                _schema_path([*path, "additionalProperties"]), "must not be used at the root"
+            )
+        if embedded:
+            yield _forbidden(
+                _schema_path([*path, "additionalProperties"]),
+                "must not be used if x-kubernetes-embedded-resource is set",
+            )
+    raw_props = s.get("properties")
+    props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
+    meta = props.get("metadata")
+    if root and isinstance(meta, dict):
+        rest = {k: v for k, v in meta.items() if k not in ("type", "default", "properties")}
+        meta_props = meta.get("properties") or {}
+        if meta_props and not set(meta_props) <= {"name", "generateName"}:
+            rest["properties"] = meta_props
+        if rest:
+            yield _forbidden(
+                _schema_path([*path, "properties", "[metadata]"]),
+                "must not specify anything other than name and generateName, "
+                "but metadata is implicitly specified",
+            )
+    if embedded and not s.get("x-kubernetes-preserve-unknown-fields") and not props:
+        yield _required(
+            _schema_path([*path, "properties"]),
+            "must not be empty if x-kubernetes-embedded-resource is true "
+            "without x-kubernetes-preserve-unknown-fields",
+        )
+    for junctor in (*_JUNCTORS, "not"):
+        subs = s.get(junctor)
+        if junctor == "not":
+            subs = [subs] if subs is not None else []
+        if not isinstance(subs, list):
+            continue
+        for i, sub in enumerate(subs):
+            if junctor == "anyOf" and subs == _INT_OR_STRING_ANY_OF:
+                continue
+            first = junctor == "allOf" and i == 0 and isinstance(sub, dict)
+            if first and sub.get("anyOf") == _INT_OR_STRING_ANY_OF:
+                sub = {k: v for k, v in sub.items() if k != "anyOf"}
+            sub_path: list[PathPart] = [*path, junctor] if junctor == "not" else [*path, junctor, i]
+            yield from _nested_causes(sub, s, sub_path, path)
+
+
 def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterator[Cause]:
     """Structural-schema basics (apiextensions ``ValidateStructural``)."""
     if not isinstance(s, dict):
@@ -319,13 +431,21 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
     t = s.get("type")
     preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
     int_or_string = bool(s.get("x-kubernetes-int-or-string"))
-    if root:
+    embedded = bool(s.get("x-kubernetes-embedded-resource"))
+    type_path = _schema_path([*path, "type"])
+    if embedded and t != "object":
+        detail = "must be object if x-kubernetes-embedded-resource is true"
+        yield _invalid(type_path, t, detail) if t else _required(type_path, detail)
+    elif root:
         if not t:
-            yield _required(_schema_path([*path, "type"]), "must not be empty at the root")
+            yield _required(type_path, "must not be empty at the root")
         elif t != "object":
-            yield _invalid(_schema_path([*path, "type"]), t, "must be object at the root")
+            yield _invalid(type_path, t, "must be object at the root")
     elif not t and not preserve and not int_or_string:
-        yield _required(_schema_path([*path, "type"]), "must not be empty for specified fields")
+        # schema/validation.go validateStructuralInvariants, by level.
+        where = "array items" if path and path[-1] == "items" else "object fields"
+        yield _required(type_path, f"must not be empty for specified {where}")
+    yield from _structural_extras(s, path, root=root)
     if t and t not in _SCHEMA_TYPES:
         yield _unsupported(_schema_path([*path, "type"]), t, _SCHEMA_TYPES)
     if int_or_string and t:
@@ -334,9 +454,13 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
             t,
             "must be empty if x-kubernetes-int-or-string is true",
         )
-    for forbidden in ("$ref", "uniqueItems"):
-        if s.get(forbidden):
-            yield _forbidden(_schema_path([*path, forbidden]), f"{forbidden} is forbidden")
+    if s.get("uniqueItems"):
+        yield _forbidden(
+            _schema_path([*path, "uniqueItems"]),
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        )
+    if s.get("$ref"):
+        yield _forbidden(_schema_path([*path, "$ref"]), "$ref is not supported")
     props = s.get("properties")
     addl = s.get("additionalProperties")
     if props is not None and addl not in (None, False):
@@ -363,7 +487,8 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
         if list_type not in ("atomic", "set", "map"):
             yield _unsupported(lt_path, list_type, ("atomic", "set", "map"))
         elif t != "array":
-            yield _invalid(lt_path, list_type, "must only be used if type is array")
+            detail = "must be array if x-kubernetes-list-type is specified"
+            yield _invalid(type_path, t, detail) if t else _required(type_path, detail)
     if list_type == "map":
         keys = s.get("x-kubernetes-list-map-keys")
         items = s.get("items") if isinstance(s.get("items"), dict) else {}

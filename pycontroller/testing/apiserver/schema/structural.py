@@ -55,6 +55,11 @@ import jsonschema.validators
 
 from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
+from pycontroller.testing.apiserver.registry.names import (
+    label_value_errors,
+    qualified_name_errors,
+    validate_name,
+)
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import cel
 
@@ -492,11 +497,31 @@ for _name, _ok in _FORMATS.items():
 class _Compiled:
     """A converted schema and its validator; holds ``source`` so ``id()`` stays unique."""
 
-    __slots__ = ("source", "validator")
+    __slots__ = ("has_rules", "source", "validator")
 
     def __init__(self, source: Schema) -> None:
         self.source = source
         self.validator = _Validator(_convert(source), format_checker=_FORMAT_CHECKER)
+        # kube builds a CEL validator only for schemas with rules somewhere.
+        self.has_rules = '"x-kubernetes-validations"' in json.dumps(source)
+
+
+_BLOCKING = frozenset(
+    {
+        "FieldValueNotSupported",
+        "FieldValueRequired",
+        "FieldValueTooLong",
+        "FieldValueTooMany",
+        "FieldValueTypeInvalid",
+    }
+)
+# field.Invalid(nil, nil, ...): a nil path prints "<nil>", a nil value "null".
+_SKIPPED_RULES = {
+    "reason": "FieldValueInvalid",
+    "message": 'Invalid value: "null": some validation rules were not checked because the '
+    "object was invalid; correct the existing errors to complete validation",
+    "field": "<nil>",
+}
 
 
 _CACHE_SIZE = 256
@@ -556,7 +581,8 @@ def _error_causes(err: jsonschema.ValidationError) -> Iterator[dict[str, Any]]:
         yield _cause("FieldValueNotSupported", msg, path)
         return
     if kw == "maxLength":
-        yield _cause("FieldValueTooLong", f"Too long: may not be longer than {value}", path)
+        # field.TooLong, 1.32 wording (1.31: "must have at most N bytes").
+        yield _cause("FieldValueTooLong", f"Too long: may not be more than {value} bytes", path)
         return
     if kw in ("maxItems", "maxProperties"):
         msg = f"Too many: {len(inst)}: must have at most {value} items"
@@ -657,13 +683,14 @@ def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterat
             continue
         if result is not False:
             continue
-        message = rule.get("message") or ""
+        raw_message = rule.get("message")
+        message = raw_message.strip() if isinstance(raw_message, str) else ""
         expr = rule.get("messageExpression")
         if isinstance(expr, str):
             try:
                 text = cel.evaluate(expr, value)
                 if isinstance(text, str) and text.strip():
-                    message = text
+                    message = text.strip()
             except _CEL_FAILURES:
                 pass
         if not message:
@@ -685,31 +712,88 @@ def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterat
         yield {"reason": reason, "message": text_out, "field": field}
 
 
+def _embedded_causes(value: dict[str, Any], path: list[PathPart]) -> Iterator[dict[str, Any]]:
+    """objectmeta ``validateEmbeddedResource``: apiVersion/kind present,
+    non-empty and well-formed; embedded metadata through ``ValidateObjectMeta``
+    with ``path.ValidatePathSegmentName`` names."""
+    for key in ("apiVersion", "kind"):
+        if key not in value:
+            yield _cause("FieldValueRequired", "Required value: must not be empty", [*path, key])
+    for key in ("apiVersion", "kind"):
+        v = value.get(key)
+        if key not in value or not isinstance(v, str):
+            continue
+        if not v:
+            yield _invalid([*path, key], v, "must not be empty")
+        elif key == "apiVersion":
+            if v.count("/") > 1:  # schema.ParseGroupVersion
+                yield _invalid([*path, key], v, f"unexpected GroupVersion string: {v}")
+        else:
+            errs = validate_name("dns1035", v.lower())
+            if errs:
+                detail = "may have mixed case, but should otherwise match: " + ",".join(errs)
+                yield _invalid([*path, key], v, detail)
+    meta = value.get("metadata")
+    if isinstance(meta, dict):
+        yield from _embedded_meta_causes(meta, [*path, "metadata"])
+
+
+def _embedded_meta_causes(meta: dict[str, Any], path: list[PathPart]) -> Iterator[dict[str, Any]]:
+    generate = meta.get("generateName")
+    if isinstance(generate, str) and generate:
+        # ValidatePathSegmentName(prefix=true): only '/' and '%' matter.
+        for ch in ("/", "%"):
+            if ch in generate:
+                yield _invalid([*path, "generateName"], generate, f"may not contain '{ch}'")
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        for msg in validate_name("path", name):
+            yield _invalid([*path, "name"], name, msg)
+    namespace = meta.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        for msg in validate_name("label", namespace):
+            yield _invalid([*path, "namespace"], namespace, msg)
+    labels = meta.get("labels")
+    if isinstance(labels, dict):
+        for k, v in labels.items():
+            for msg in qualified_name_errors(str(k)):
+                yield _invalid([*path, "labels"], str(k), msg)
+            if isinstance(v, str):
+                for msg in label_value_errors(v):
+                    yield _invalid([*path, "labels"], v, msg)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        for k in annotations:
+            for msg in qualified_name_errors(str(k).lower()):
+                yield _invalid([*path, "annotations"], str(k), msg)
+
+
 def _structural_causes(
-    value: Any, s: Schema, path: list[PathPart], old: Any = _MISSING
+    value: Any, s: Schema, path: list[PathPart], old: Any = _MISSING, *, cel_rules: bool = False
 ) -> Iterator[dict[str, Any]]:
-    """``x-kubernetes-list-type`` set/map uniqueness, embedded apiVersion/kind
-    and CEL rules, walking ``value`` (and the correlated ``old`` value) along
-    the schema."""
-    yield from _cel_causes(value, s, path, old)
+    """``x-kubernetes-list-type`` set/map uniqueness and embedded resources,
+    or (``cel_rules``) only the CEL rules, walking ``value`` (and the
+    correlated ``old`` value) along the schema: kube reports the rules after
+    every other error, and not at all after a blocking one."""
+    if cel_rules:
+        yield from _cel_causes(value, s, path, old)
     if isinstance(value, dict):
-        if s.get(_EMBEDDED):
-            for key in ("apiVersion", "kind"):
-                if not value.get(key):
-                    msg = "Required value: must not be empty"
-                    yield _cause("FieldValueRequired", msg, [*path, key])
+        if s.get(_EMBEDDED) and not cel_rules:
+            yield from _embedded_causes(value, path)
         props: dict[str, Schema] = s.get("properties") or {}
         addl = s.get("additionalProperties")
         old_map = old if isinstance(old, dict) else {}
         for key, v in value.items():
             sub_old = old_map.get(key, _MISSING)
             if key in props:
-                yield from _structural_causes(v, props[key], [*path, key], sub_old)
+                yield from _structural_causes(
+                    v, props[key], [*path, key], sub_old, cel_rules=cel_rules
+                )
             elif isinstance(addl, dict):
-                yield from _structural_causes(v, addl, [*path, key], sub_old)
+                yield from _structural_causes(v, addl, [*path, key], sub_old, cel_rules=cel_rules)
     elif isinstance(value, list):
         list_type = s.get(_LIST_TYPE)
-        if list_type == "set":
+        if list_type == "set" and not cel_rules:
             seen: list[Any] = []
             for i, item in enumerate(value):
                 if item in seen:
@@ -719,7 +803,7 @@ def _structural_causes(
                 else:
                     seen.append(item)
         keys: list[str] = list(s.get(_LIST_MAP_KEYS) or [])
-        if list_type == "map":
+        if list_type == "map" and not cel_rules:
             seen_keys: list[dict[str, Any]] = []
             for i, item in enumerate(value):
                 if not isinstance(item, dict):
@@ -745,7 +829,9 @@ def _structural_causes(
                     item_old = old_by_key.get(item_key, _MISSING)
                 elif list_type == "set" and isinstance(old, list) and item in old:
                     item_old = item
-                yield from _structural_causes(item, items, [*path, i], item_old)
+                yield from _structural_causes(
+                    item, items, [*path, i], item_old, cel_rules=cel_rules
+                )
 
 
 def _lookup(obj: Any, path: Sequence[PathPart]) -> Any:
@@ -786,7 +872,14 @@ def validate_value(schema: Schema, obj: Any, *, old: Any = None) -> list[dict[st
         ):
             continue
         causes.extend(_error_causes(err))
-    causes.extend(_structural_causes(obj, schema, [], _MISSING if old is None else old))
+    old_value = _MISSING if old is None else old
+    causes.extend(_structural_causes(obj, schema, [], old_value))
+    if _compiled(schema).has_rules:
+        # strategy.go hasBlockingErr: these error types skip the CEL rules.
+        if any(c["reason"] in _BLOCKING for c in causes):
+            causes.append(dict(_SKIPPED_RULES))
+        else:
+            causes.extend(_structural_causes(obj, schema, [], old_value, cel_rules=True))
     return causes
 
 
