@@ -18,9 +18,13 @@ $(STAMP): setup.cfg pyproject.toml
 run: $(STAMP)
 	$(BIN)/python -m controllers.balancer --embedded
 
-## the whole test suite (unit, integration over the embedded API server, chaos, e2e with nginx/kubectl)
+## the whole test suite (unit, integration over the embedded API server, chaos, e2e with nginx/kubectl):
+## everything but tests/chaos on TEST_WORKERS processes (pytest-xdist), then the
+## chaos suite alone, so its fault timings share the machine with nothing else
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --ignore=tests/chaos
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/chaos
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit

@@ -351,6 +351,7 @@ def test_sigterm_during_a_large_initial_sync_stops_without_draining_the_backlog(
     31 s with 621 writes after the signal.
     """
     create_balancers(server, 60)
+    created = child_writes(server)  # the 60 Balancer creates count as writes
     kubeconfig = server.write_kubeconfig(str(tmp_path / "kubeconfig"))
     proc = Proc(
         [
@@ -359,7 +360,7 @@ def test_sigterm_during_a_large_initial_sync_stops_without_draining_the_backlog(
         ]
     )
     try:
-        wait_for(lambda: child_writes(server) > 0, 20, what="the initial sync to start")
+        wait_for(lambda: child_writes(server) > created, 20, what="the initial sync to start")
         time.sleep(1.5)  # the scenario: SIGTERM 1.5 s into the sync
         before = child_writes(server)
         started = time.monotonic()
