@@ -73,6 +73,7 @@ def lists(server: APIServer) -> list[str]:
 
 def test_paged_list_then_watch_mirror_the_server(setup: Any) -> None:
     server, client, store, run = setup
+    server.watch_cache = False  # the watch cache would answer the list at "0" unpaged
     for i in range(5):
         client.create(cm(f"c{i}"))
     r = run(page_size=2)
@@ -92,6 +93,7 @@ def test_paged_list_then_watch_mirror_the_server(setup: Any) -> None:
 
 def test_expired_continue_token_falls_back_to_full_list(setup: Any) -> None:
     server, client, store, run = setup
+    server.watch_cache = False  # the watch cache would answer the list at "0" unpaged
     for i in range(5):
         client.create(cm(f"c{i}"))
     server.fail_next(410, method="GET", path_regex=r"continue=")

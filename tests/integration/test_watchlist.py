@@ -302,6 +302,12 @@ def test_fallback_on_a_bookmark_without_the_end_annotation(
     # A long idle timeout: only the plain bookmark can end the attempt this fast.
     t0 = time.monotonic()
     r = running.reflector(Reflector(lw(server), store, "cms", watch_list_timeout=60))
+    # kube sends a bookmark only past the watch's start: another kind's write
+    # moves the resourceVersion on (cacheWatcher.process).
+    wait_for(lambda: server.watch_count() >= 1, timeout=10)
+    ResourceClient(server.api_client(), "", "v1", "secrets").create(
+        {"metadata": {"name": "s", "namespace": "default"}}, namespace="default"
+    )
     wait_for(lambda: len(lists(server)) == 1, timeout=10)
     wait_for(lambda: store.get_by_key("default/a") is not None)
     assert time.monotonic() - t0 < 10 and not r.uses_watch_list()

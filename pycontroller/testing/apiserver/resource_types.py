@@ -57,6 +57,14 @@ CONDITIONAL_UPDATE_ONLY: frozenset[tuple[str, str]] = frozenset({
 })  # fmt: skip
 
 
+# The built-in stores with a status whose ``PrepareForCreate`` keeps a new
+# object's status; every other one resets it (custom resources too). A
+# kubelet registers its Node with its capacity and conditions.
+STATUS_ON_CREATE: frozenset[tuple[str, str]] = frozenset({
+    ("", "nodes"),  # nodeStrategy: "Nodes allow *all* fields, including status"
+})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ResourceType:
     group: str  # "" for the core group
@@ -113,6 +121,14 @@ class ResourceType:
         """The store's ``UpdateStrategy.AllowCreateOnUpdate()`` (see
         ``CREATE_ON_UPDATE``)."""
         return not self.is_crd and self.storage_group_resource in CREATE_ON_UPDATE
+
+    @property
+    def resets_status_on_create(self) -> bool:
+        """The strategy's ``PrepareForCreate`` drops a new object's status
+        (see ``STATUS_ON_CREATE``)."""
+        return self.has_status and (
+            self.is_crd or self.storage_group_resource not in STATUS_ON_CREATE
+        )
 
     @property
     def allow_unconditional_update(self) -> bool:

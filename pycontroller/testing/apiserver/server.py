@@ -260,7 +260,7 @@ class APIServer:
             self._httpd = httpd
             self._thread = threading.Thread(
                 target=httpd.serve_forever,
-                kwargs={"poll_interval": 0.05},
+                kwargs={"poll_interval": 0.005},  # stop() waits for one poll
                 name=f"apiserver-{self.port}",
                 daemon=True,
             )
@@ -309,6 +309,19 @@ class APIServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    @property
+    def watch_cache(self) -> bool:
+        """True (default): lists are served as by kube-apiserver's watch cache,
+        which ignores a ``limit`` at ``resourceVersion=0`` (every object, no
+        continue token). False: as with ``--watch-cache=false``, such a list
+        comes from storage (etcd), which pages it, so a client's paging from
+        ``resourceVersion=0`` can be tested."""
+        return self.rest.watch_cache
+
+    @watch_cache.setter
+    def watch_cache(self, value: bool) -> None:
+        self.rest.watch_cache = value
 
     @property
     def running(self) -> bool:

@@ -106,6 +106,7 @@ def test_stream_sends_state_then_end_bookmark_then_changes(apiserver: APIServer,
     assert end["object"]["kind"] == "ConfigMap" and end["object"]["apiVersion"] == "v1"
     assert end["object"]["metadata"] == {
         "resourceVersion": str(list_rv),
+        "creationTimestamp": None,  # the zero ConfigMap as Go marshals it
         "annotations": {END: "true"},
     }
     # Then a normal watch on the same stream.

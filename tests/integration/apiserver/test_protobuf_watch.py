@@ -201,6 +201,10 @@ def test_bookmarks_are_protobuf_objects_of_the_watched_kind(apiserver: APIServer
     cms = ResourceClient(apiserver.api_client(), "", "v1", "configmaps")
     cms.create({"metadata": {"name": "a"}}, namespace="default")
     rv = cms.list(namespace="default")["metadata"]["resourceVersion"]
+    # A bookmark goes out only past the watch's start (cacheWatcher.process):
+    # another kind's write moves the resourceVersion on.
+    secrets = ResourceClient(apiserver.api_client(), "", "v1", "secrets")
+    secrets.create({"metadata": {"name": "s"}}, namespace="default")
     for path, api_version, kind, cls in (
         (CM, "v1", "ConfigMap", core.ConfigMap),
         (DEPLOYMENTS, "apps/v1", "Deployment", apps.Deployment),

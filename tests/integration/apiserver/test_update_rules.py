@@ -397,3 +397,22 @@ def test_recreate_with_rolling_update_parameters_is_forbidden(raw: Raw) -> None:
     patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
     code, _, out = raw("PATCH", f"{deployments}/recreate", patch, MERGE)
     assert code == 200 and out["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_a_node_keeps_its_status_on_create_other_kinds_do_not(raw: Raw) -> None:
+    # nodeStrategy.PrepareForCreate: "Nodes allow *all* fields, including
+    # status, to be set on create" (a kubelet registers its Node with its
+    # capacity and conditions); serviceStrategy.PrepareForCreate resets it.
+    status = {"capacity": {"cpu": "1", "pods": "40"}}
+    code, _, node = raw("POST", "/api/v1/nodes", {"metadata": {"name": "n1"}, "status": status})
+    assert code == 201
+    assert node["status"]["capacity"] == {"cpu": "1", "pods": "40"}
+    assert node["status"]["allocatable"] == {"cpu": "1", "pods": "40"}  # defaulted from it
+    svc = {
+        "metadata": {"name": "s1"},
+        "spec": {"ports": [{"port": 80}]},
+        "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}},
+    }
+    code, _, created = raw("POST", "/api/v1/namespaces/default/services", svc)
+    assert code == 201
+    assert created["status"] == {"loadBalancer": {}}

@@ -24,6 +24,8 @@ state is kept between calls.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 import platform
 import re
@@ -138,7 +140,53 @@ def _subresources(rt: ResourceType) -> list[tuple[str, dict[str, str], list[str]
     return subs
 
 
-def _api_resources(rt: ResourceType) -> list[dict[str, Any]]:
+# Resources whose REST storage is not a registry Store (no
+# ``rest.StorageVersionProvider``): no ``storageVersionHash`` in discovery.
+_NOT_STORED = frozenset(
+    {
+        ("", "bindings"),
+        ("", "componentstatuses"),
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authentication.k8s.io", "selfsubjectreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectaccessreviews"),
+        ("authorization.k8s.io", "localsubjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectrulesreviews"),
+    }
+)
+
+
+def _storage_version_hash(
+    rt: ResourceType, groups: dict[str, dict[str, list[ResourceType]]]
+) -> str | None:
+    """``discovery.StorageVersionHash`` of the group/version/kind the resource
+    is stored as: a CRD's storage version; for a built-in its group's
+    preferred version (events.k8s.io Events are stored as core v1 Events)."""
+    if (rt.group, rt.plural) in _NOT_STORED:
+        return None
+    group, version = rt.group, rt.version
+    if rt.is_crd:
+        served = groups.get(rt.group, {})
+        stored = [v for v, rts in served.items() for t in rts if t.plural == rt.plural
+                  and t.extra.get("storage")]  # fmt: skip
+        if not stored:
+            return None
+        version = stored[0]
+    else:
+        stored_as = rt.extra.get("stored_as")
+        if stored_as and stored_as[0] != rt.group:
+            group, version = stored_as[0], stored_as[1]
+        else:
+            served = groups.get(rt.group, {})
+            version = next(
+                (v for v, rts in served.items() if any(t.plural == rt.plural for t in rts)),
+                rt.version,
+            )
+    digest = hashlib.sha256(f"{group}/{version}/{rt.kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode("ascii")
+
+
+def _api_resources(rt: ResourceType, storage_hash: str | None = None) -> list[dict[str, Any]]:
     main: dict[str, Any] = {
         "name": rt.plural,
         "singularName": rt.singular_name,
@@ -150,6 +198,8 @@ def _api_resources(rt: ResourceType) -> list[dict[str, Any]]:
         main["shortNames"] = list(rt.short_names)
     if rt.categories:
         main["categories"] = list(rt.categories)
+    if storage_hash:
+        main["storageVersionHash"] = storage_hash
     out = [main]
     for name, kind, verbs in _subresources(rt):
         # metav1.APIResource's field order: group and version before kind.
@@ -312,7 +362,7 @@ def discovery_response(
         return 404, not_found_status(), JSON
     resources: list[dict[str, Any]] = []
     for rt in rts:
-        resources.extend(_api_resources(rt))
+        resources.extend(_api_resources(rt, _storage_version_hash(rt, groups)))
     doc = {
         "kind": "APIResourceList",
         "apiVersion": "v1",

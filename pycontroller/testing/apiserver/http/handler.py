@@ -72,8 +72,10 @@ from pycontroller.testing.apiserver.registry.selectors import (
 )
 from pycontroller.testing.apiserver.registry.watch import INITIAL_EVENTS_END, Watcher
 from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.schema import goshape
 from pycontroller.testing.apiserver.schema.decode import check_unknown_fields, decode_body
 from pycontroller.testing.apiserver.schema.openapi import openapi_response
+from pycontroller.testing.apiserver.schema.structural import check_embedded_types
 from pycontroller.testing.apiserver.status import (
     StatusError,
     bad_request,
@@ -693,6 +695,8 @@ class _Handler(BaseHTTPRequestHandler):
         types are a 400, unknown fields of built-in kinds are dropped (a 400
         under ``fieldValidation=Strict``, a warning under ``Warn``)."""
         result = decode_body(rt, self._decode(body), body)
+        if rt.is_crd:
+            check_embedded_types(rt, result.obj)
         return check_unknown_fields(rt, result, opts.field_validation, opts.warnings)
 
     def _reply(
@@ -780,16 +784,13 @@ class _Handler(BaseHTTPRequestHandler):
         )
         namespace = r.namespace
         if r.name is not None:
-            # GET /api/v1/watch/namespaces/ns/pods/name: a watch of one object.
-            sel = Selector(
-                sel.labels,
-                parse_field_selector(
-                    ",".join(
-                        x for x in (params.get("fieldSelector"), f"metadata.name={r.name}") if x
-                    ),
-                    rt,
-                ),
-            )
+            # GET /api/v1/watch/namespaces/ns/pods/name: a watch of one object
+            # (get.go ListResource): a field selector must require that name.
+            if not sel.fields.empty:
+                if sel.fields.name_equals() != r.name:
+                    raise bad_request("fieldSelector metadata.name doesn't match requested name")
+            else:
+                sel = Selector(sel.labels, parse_field_selector(f"metadata.name={r.name}", rt))
         timeout = float(seconds) if seconds is not None else None
         if timeout == 0:
             timeout = None  # kube: 0 means the server's default (no client-set deadline)
@@ -955,12 +956,12 @@ class _Handler(BaseHTTPRequestHandler):
         (``validateMinimumResourceVersion``). Exact reads are not checked here."""
         if params.get("continue") or params.get("resourceVersionMatch") == "Exact":
             return
+        if limit > 0 and params.get("resourceVersionMatch") != "NotOlderThan":
+            return  # the legacy exact read (or "0"/"": nothing to wait for)
         requested = parse_resource_version(params.get("resourceVersion"))
         if requested <= 0:
             return
         if limit > 0:
-            if params.get("resourceVersionMatch") != "NotOlderThan":
-                return  # the legacy exact read
             current = self.server.app.storage.resource_version
             if requested > current:
                 err = listoptions.too_large_resource_version(requested, current)
@@ -1002,6 +1003,14 @@ class _Handler(BaseHTTPRequestHandler):
         obj = {"kind": kind, "apiVersion": api_version, "metadata": meta}
         if frame is not None:
             return frame("BOOKMARK", obj, api_version, kind)
+        # The cacher's newFunc() object as encoding/json writes it: a built-in
+        # kind's zero struct (creationTimestamp null, status {}, ...); a
+        # PartialObjectMetadata has a metav1.ObjectMeta whatever the kind; an
+        # unstructured custom resource has only what is set.
+        if kind == partial.PARTIAL:
+            meta["creationTimestamp"] = None
+        elif (kind, api_version) == (rt.kind, rt.api_version):
+            goshape.shape(rt, obj)
         return encode_json({"type": "BOOKMARK", "object": obj})
 
     def _stream(
@@ -1031,7 +1040,19 @@ class _Handler(BaseHTTPRequestHandler):
         start = time.monotonic()
         deadline = start + timeout if timeout is not None else None
         interval = max(0.01, app.bookmark_interval)
-        next_bookmark = start + interval
+        # cacheWatcher.nextBookmarkTime: every ``interval``, and 2 s before the
+        # deadline; none once that time has passed (nor if it has at once).
+        pre_timeout = deadline - 2.0 if deadline is not None else None
+
+        def bookmark_after(now: float) -> float | None:
+            due = now + interval
+            if pre_timeout is not None:
+                due = min(due, pre_timeout)
+                if due <= now:
+                    return None
+            return due
+
+        next_bookmark = bookmark_after(start) if bookmarks else None
         api_version = rt.api_version
         try:
             while True:
@@ -1046,7 +1067,7 @@ class _Handler(BaseHTTPRequestHandler):
                 wait = 0.5
                 if deadline is not None:
                     wait = min(wait, deadline - now)
-                if bookmarks:
+                if next_bookmark is not None:
                     wait = min(wait, max(0.0, next_bookmark - now))
                 item = watcher.next(wait)
                 if item is not None:
@@ -1086,11 +1107,14 @@ class _Handler(BaseHTTPRequestHandler):
                 if self._peer_closed():
                     self.close_connection = True
                     return
-                if bookmarks and time.monotonic() >= next_bookmark:
+                now = time.monotonic()
+                if next_bookmark is not None and now >= next_bookmark:
+                    # Sent only if newer than the watch's start (bookmark_rv);
+                    # due again later either way.
                     rv = app.storage.bookmark_rv(watcher)
                     if rv is not None:
                         self._chunk(self._bookmark(rt, rv, type_meta=bookmark_type, frame=frame))
-                        next_bookmark = time.monotonic() + interval
+                    next_bookmark = bookmark_after(now)
             self._chunk(b"")
         except OSError:
             self.close_connection = True

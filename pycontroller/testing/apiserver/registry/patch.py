@@ -30,6 +30,7 @@ import copy
 import functools
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,7 @@ __all__ = [
     "json_patch",
     "json_patch_strict_errors",
     "schema_from_definitions",
+    "smp_decode_error",
     "strategic_merge_patch",
 ]
 
@@ -1098,6 +1100,59 @@ def strategic_merge_patch(
     except (_Panic, RecursionError) as err:
         raise StatusError(500, "InternalError", _PANIC) from err
     return result
+
+
+_JSON_DECODE_ERROR = re.compile(
+    r"json: cannot unmarshal (\w+)( [^ ]+)? into Go (?:struct field \S* |value )of type (\S+)$"
+)
+_GO_SCALARS = frozenset({"string", "bool", "int32", "int64", "float32", "float64"})
+
+
+def smp_decode_error(patch: Any, err: StatusError) -> StatusError:
+    """The error of a strategic merge patch whose result does not fit the Go
+    type, as kube's ``applyPatchToObject`` reports it: the patched map goes
+    through ``runtime.DefaultUnstructuredConverter.FromUnstructured`` (not the
+    JSON decoder that merge and JSON patches use), so the value is the patch
+    map (``%+v``) and the text that converter's::
+
+         "" is invalid: patch: Invalid value: "map[metadata:map[labels:x]]":
+         cannot restore map from string
+
+    ``err`` is the JSON decoder's error for the patched object; one the
+    converter words alike (or does not have) is returned as is."""
+    match = _JSON_DECODE_ERROR.search(err.message) if err.code == 422 else None
+    if match is None:
+        return err
+    kind, number, go_type = match.groups()
+    src = {"object": "map", "array": "slice", "number": "int64"}.get(kind, kind)
+    if go_type.startswith("map["):
+        text = f"cannot restore map from {src}"
+    elif go_type.startswith("[]") and go_type != "[]uint8":
+        text = f"cannot restore slice from {src}"
+    elif go_type in _GO_SCALARS:
+        # fromUnstructured into a scalar: a Go conversion the converter allows
+        # (an integer to a string is one, the int64 JSON numbers decode to)
+        # that it does not do is "cannot convert"; no conversion at all, the
+        # destination's "unrecognized type".
+        if kind == "number" and number:  # a float or out-of-range number for an integer
+            if "." not in number and "e" not in number.lower():
+                return err  # the converter truncates it silently
+            text = f"cannot convert float64 to {go_type}"
+        elif kind == "number" and go_type == "string":
+            text = "cannot convert int64 to string"
+        else:
+            text = f"unrecognized type: {go_type}"
+    elif "." in go_type and go_type != "resource.Quantity":
+        text = f"cannot restore struct from: {src}"
+    else:
+        return err
+    detail = f"Invalid value: {quote(_go_fmt(patch))}: {text}"
+    return StatusError(
+        422,
+        "Invalid",
+        f' "" is invalid: patch: {detail}',
+        {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
+    )
 
 
 def apply_patch(target: dict[str, Any] | None, applied: Any) -> dict[str, Any]:

@@ -60,6 +60,7 @@ from pycontroller.testing.apiserver.registry.patch import (
     json_merge_patch,
     json_patch,
     json_patch_strict_errors,
+    smp_decode_error,
     strategic_merge_patch,
 )
 from pycontroller.testing.apiserver.registry.selectors import Selector
@@ -272,6 +273,29 @@ def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _keep_managed_fields_times(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """kube's ``IgnoreManagedFieldsTimestampsTransformer``: a write whose object
+    and managedFields differ from the old ones in the entries' times only keeps
+    the old times (so it is a no-op: ``2048Mi`` applied over ``2Gi``...)."""
+    new_mf, old_mf = _meta(new).get("managedFields"), _meta(old).get("managedFields")
+    if not isinstance(new_mf, list) or not isinstance(old_mf, list) or new_mf == old_mf:
+        return
+
+    def timeless(entries: list[Any]) -> list[Any]:
+        return [
+            {k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
+            for e in entries
+        ]
+
+    if timeless(new_mf) != timeless(old_mf):
+        return
+    a, b = _without_rv(new), _without_rv(old)
+    a["metadata"].pop("managedFields", None)
+    b["metadata"].pop("managedFields", None)
+    if a == b:
+        _meta(new)["managedFields"] = copy.deepcopy(old_mf)
+
+
 def _parse_grace(value: Any, *, query: bool) -> int | None:
     """``gracePeriodSeconds`` (an int64) from the query or the body."""
     if value is None:
@@ -375,6 +399,18 @@ def _parse_rfc3339(value: Any) -> float | None:
         return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+def _check_no_uid_on_apply_create(rt: ResourceType, name: str, obj: dict[str, Any]) -> None:
+    """The patcher's ``applyPatch``: an apply that would create may not name a uid."""
+    uid = _meta(obj).get("uid")
+    if uid:
+        raise conflict(
+            rt,
+            name,
+            f"uid mismatch: the provided object specified uid {uid}, "
+            "and no existing object was found",
+        )
 
 
 def patch_type(rt: ResourceType, content_type: str) -> str:
@@ -550,22 +586,21 @@ _NAMESPACE_MISMATCH = (
 )
 
 
-def encode_continue(rv: int, start: tuple[str, str]) -> str:
-    """``storage.EncodeContinue``: a token continuing after ``start`` (the last
-    key listed; its key plus NUL, as etcd3's ``GetList``) at ``rv``."""
-    key = f"{start[0]}/{start[1]}\x00"
-    raw = _json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key})
+def encode_continue(rv: int, start: str) -> str:
+    """``storage.EncodeContinue``: a token continuing at ``start`` (a key
+    relative to the list's key prefix: ``PrepareContinueToken`` gives the last
+    key listed plus NUL) at ``rv``."""
+    raw = _json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start})
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
 _RAW_URL_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
-def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
-    """``storage.DecodeContinue``: the resourceVersion and the key (namespace,
-    name) a token continues from, the key made exclusive again (NUL dropped:
-    names are compared as ``> start``); a bad token is 400 (GetList's
-    "invalid continue token")."""
+def decode_continue(token: str) -> tuple[int, str]:
+    """``storage.DecodeContinue``: the resourceVersion and the key (relative to
+    the list's key prefix) a token continues from, inclusive; a bad token is
+    400 (GetList's "invalid continue token")."""
     prefix = "invalid continue token: continue key is not valid"
     # base64.RawURLEncoding: the URL alphabet, no padding; Go's
     # CorruptInputError names the first byte it cannot use.
@@ -596,8 +631,7 @@ def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
     key = start if start.startswith("/") else "/" + start
     if key.startswith("//") or posixpath.normpath(key) != key:
         raise bad_request(f"{prefix}: {start}")  # path.Clean would change it
-    ns, _, name = start.rstrip("\x00").partition("/")
-    return rv, (ns, name)
+    return rv, key[1:]
 
 
 def _decode_patched(
@@ -663,6 +697,8 @@ class REST:
         self.storage = storage
         self.registry = registry
         self.defaulter = defaulter
+        # APIServer.watch_cache: False pages a list at "0" as etcd does (--watch-cache=false).
+        self.watch_cache = True
 
     # --- helpers -----------------------------------------------------------------
 
@@ -776,6 +812,17 @@ class REST:
             before = None
         return result, before
 
+    def _default_keeping_managed_reset(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
+        """Default ``obj``, keeping a ``managedFields: []`` it carries: Go decodes
+        it to an empty non-nil slice, the field manager's request to clear them
+        (``isResetManagedFields``), which the JSON defaulting would drop."""
+        reset = _meta(obj).get("managedFields") == []
+        self.defaulter.default(rt, obj, old)
+        if reset:
+            _meta(obj)["managedFields"] = []
+
     def _track_unadmitted(
         self,
         rt: ResourceType,
@@ -791,9 +838,9 @@ class REST:
         if unadmitted is None:
             self._track(rt, old, new, opts, subresource)
             return
-        if rt.has_status and old is None:
+        if rt.resets_status_on_create and old is None:
             unadmitted.pop("status", None)
-        self.defaulter.default(rt, unadmitted, old)
+        self._default_keeping_managed_reset(rt, unadmitted, old)
         self._track(rt, old, unadmitted, opts, subresource)
         managed = _meta(unadmitted).get("managedFields")
         if managed is None:
@@ -839,7 +886,7 @@ class REST:
                 )
             if opts.field_validation != "Ignore":
                 opts.warnings.extend(f'unknown field "{p.lstrip(".")}"' for p in unknown)
-        causes = schema_mod.validate_custom_object(rt, obj, old=old)
+        causes = schema_mod.validate_custom_object(rt, obj, old=old, warnings=opts.warnings)
         if causes:
             raise invalid(rt, name, causes)
 
@@ -949,7 +996,15 @@ class REST:
         continue_token: str | None = None,
     ) -> dict[str, Any]:
         rk = rkey(rt)
-        start: tuple[str, str] | None = None
+        start: str | None = None
+
+        def relative_key(o: dict[str, Any]) -> str:
+            # The object's storage key less the list's key prefix.
+            m = _meta(o)
+            if ns is not None or not rt.namespaced:
+                return str(m["name"])
+            return f"{m.get('namespace') or ''}/{m['name']}"
+
         with self.storage.lock:
             if continue_token:
                 # etcd3 GetList: the token, then resolveGetListRev, then the
@@ -967,12 +1022,6 @@ class REST:
                 items = self.storage.snapshot(rk, ns, rv)
             else:
                 # ListOptions were validated by the handler (listoptions.py).
-                if resource_version_match == "Exact":
-                    # Delegated to etcd (cacher shouldDelegateList), whose
-                    # resolveGetListRev answers an unparsable one with a 400.
-                    requested = _parse_list_resource_version(resource_version)
-                else:
-                    requested = parse_resource_version(resource_version)
                 # etcd3 resolveGetListRev: a paged list at a resourceVersion
                 # other than "0" with no resourceVersionMatch is the legacy
                 # exact read (the cacher delegates it to etcd: shouldDelegateList).
@@ -983,11 +1032,12 @@ class REST:
                 )
                 if resource_version_match == "Exact" or legacy_exact:
                     # Served by etcd at that revision (storage/etcd3/store.go
-                    # GetList): a revision not reached yet is etcd's
-                    # ErrFutureRev, which interpretListError passes on as is
-                    # (a 500 without reason); a compacted one is its
-                    # ErrCompacted, the list's "too old" 410.
-                    rv = requested
+                    # GetList): an unparsable one is resolveGetListRev's 400; a
+                    # revision not reached yet is etcd's ErrFutureRev, which
+                    # interpretListError passes on as is (a 500 without
+                    # reason); a compacted one is its ErrCompacted, the list's
+                    # "too old" 410.
+                    rv = _parse_list_resource_version(resource_version)
                     if rv > self.storage.resource_version:
                         raise unknown_error(500, _FUTURE_REVISION)
                     try:
@@ -997,24 +1047,41 @@ class REST:
                             raise
                         raise expired(_LIST_EXPIRED) from None
                 else:
+                    # The watch cache (the versioner's unparsable: a 500).
+                    parse_resource_version(resource_version)
                     rv = self.storage.resource_version
                     items = self.storage.items(rk, ns)
+                    if resource_version == "0" and self.watch_cache:
+                        # The watch cache's computeListLimit: no limit at "0"
+                        # (etcd, without the cache, pages it).
+                        limit = 0
         if start is not None:
-            items = [
-                o
-                for o in items
-                if (_meta(o).get("namespace") or "", _meta(o).get("name") or "") > start
-            ]
-        if not selector.empty:
-            items = [o for o in items if selector.matches(o)]
+            # etcd's range from the start key (keys are in key order).
+            items = [o for o in items if relative_key(o) >= start]
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if limit and limit > 0 and len(items) > limit:
-            remaining = len(items) - limit
-            items = items[:limit]
-            last = _meta(items[-1])
-            meta["continue"] = encode_continue(rv, (last.get("namespace") or "", last["name"]))
-            if selector.empty:
-                meta["remainingItemCount"] = remaining
+        # Store.ListPredicate: a selector requiring one name, the namespace
+        # known, reads that one key (a non-recursive GetList: never continued).
+        one_key = (
+            not continue_token
+            and selector.fields.name_equals() is not None
+            and (ns is not None or not rt.namespaced)
+        )
+        if limit > 0 and not one_key:
+            # Cacher.GetList and etcd3 GetList fill a page in key order; it is
+            # continued whenever keys follow its last item, matching or not.
+            page: list[dict[str, Any]] = []
+            for i, o in enumerate(items):
+                if selector.empty or selector.matches(o):
+                    page.append(o)
+                if len(page) >= limit:
+                    if i < len(items) - 1:
+                        meta["continue"] = encode_continue(rv, relative_key(o) + "\x00")
+                        if selector.empty:
+                            meta["remainingItemCount"] = len(items) - limit
+                    break
+            items = page
+        elif not selector.empty:
+            items = [o for o in items if selector.matches(o)]
         return {
             "kind": rt.list_kind,
             "apiVersion": rt.api_version,
@@ -1127,7 +1194,7 @@ class REST:
             if rt.namespaced:
                 meta["namespace"] = ns
             _check_object_name(meta.get("name"), name)
-        if rt.has_status:
+        if rt.resets_status_on_create:
             obj.pop("status", None)
         if not opts.dry_run:
             meta.pop("resourceVersion", None)
@@ -1350,7 +1417,7 @@ class REST:
         # kube decodes (and so defaults, and gives the Go shape to) the whole
         # object of every write, a status write's too (whose strategy then
         # keeps the old spec), before the field manager sees it.
-        self.defaulter.default(rt, new, old)
+        self._default_keeping_managed_reset(rt, new, old)
         if subresource != "status":
             if is_crd:
                 crd_mod.default_crd(new)
@@ -1412,6 +1479,7 @@ class REST:
         resource_quota.admit(
             self, rt, "UPDATE", new, old, subresource=subresource, dry_run=opts.dry_run
         )
+        _keep_managed_fields_times(new, old)
         if _without_rv(new) == _without_rv(old):
             return self.out(rt, old)  # no-op update: no new resourceVersion, no event
         if opts.dry_run:
@@ -1458,7 +1526,9 @@ class REST:
         ns = (ns or "") if rt.namespaced else ""
         stored_rt = self._stored_type(rt)
         if stored_rt is not None:
-            return self._patch_converted(rt, stored_rt, ns, name, ctype, patch, opts)
+            return self._patch_converted(
+                rt, stored_rt, ns, name, ctype, patch, opts, subresource=subresource
+            )
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
             if old is None:
@@ -1488,11 +1558,15 @@ class REST:
                     # Checked against the version the patch names, not the one set above.
                     config = {**obj, "apiVersion": patch.get("apiVersion") or rt.api_version}
                     obj = fieldmanager.apply(rt, None, config, opts)
+                    _check_no_uid_on_apply_create(rt, name, obj)
                     return self._create_locked(rt, ns, obj, opts, on_update=True), True
                 raise not_found(rt, name)
             patched = self._patched(rt, self.out(rt, old), ctype, patch, opts, subresource)
             if ctype != APPLY:
-                patched = _decode_patched(rt, patched, opts, op_errors)
+                try:
+                    patched = _decode_patched(rt, patched, opts, op_errors)
+                except StatusError as err:
+                    raise (smp_decode_error(patch, err) if ctype == STRATEGIC else err) from None
             pmeta: Any = patched.get("metadata")
             if not isinstance(pmeta, dict):
                 pmeta = {}
@@ -1542,21 +1616,26 @@ class REST:
         ctype: str,
         patch: Any,
         opts: WriteOptions,
+        *,
+        subresource: str = "",
     ) -> tuple[dict[str, Any], bool]:
         """Patch through a type that shares ``stored_rt``'s storage: the patch
         applies to the object as ``rt`` serves it; the result is converted back
-        and written as an update of the stored type (lock held throughout)."""
+        and written as an update of the stored type (lock held throughout),
+        through the same ``subresource`` (which never creates)."""
         with self.storage.lock:
             old = self.storage.get(rkey(rt), ns, name)
             if old is None:
-                if ctype == APPLY and isinstance(patch, dict):
+                if ctype == APPLY and subresource == "" and isinstance(patch, dict):
                     body = copy.deepcopy(patch)
                     _meta(body).setdefault("name", name)
                     body = fieldmanager.apply(rt, None, body, opts, "", self._field_views(rt))
+                    _check_no_uid_on_apply_create(rt, name, body)
                     return self.create(rt, ns, body, opts), True
                 raise not_found(rt, name)
-            patched = self._patched(rt, copy.deepcopy(self.out(rt, old)), ctype, patch, opts)
-            return self.update(rt, ns, name, patched, opts), False
+            current = copy.deepcopy(self.out(rt, old))
+            patched = self._patched(rt, current, ctype, patch, opts, subresource)
+            return self.update(rt, ns, name, patched, opts, subresource=subresource), False
 
     # --- scale subresource -------------------------------------------------------
 

@@ -40,6 +40,12 @@ logger = logging.getLogger(__name__)
 ObjKey = tuple[str, str]  # (namespace, name)
 
 
+def key_order(k: ObjKey) -> str:
+    """The order etcd and the watch cache list objects in: by their storage
+    key, ``.../<namespace>/<name>`` (so namespace "a-b" comes before "a")."""
+    return f"{k[0]}/{k[1]}"
+
+
 class Storage:
     def __init__(self, history_size: int = 10000) -> None:
         self.lock = threading.RLock()
@@ -84,7 +90,9 @@ class Storage:
         """Current objects of ``rkey`` (in ``namespace`` if given), sorted by key."""
         with self.lock:
             objs = self._objects.get(rkey, {})
-            keys = sorted(k for k in objs if namespace is None or k[0] == namespace)
+            keys = sorted(
+                (k for k in objs if namespace is None or k[0] == namespace), key=key_order
+            )
             return [objs[k] for k in keys]
 
     def resource_keys(self) -> list[RKey]:
@@ -123,7 +131,9 @@ class Storage:
                     state.pop(k, None)
                 elif ev.old is not None:
                     state[k] = ev.old
-            keys = sorted(k for k in state if namespace is None or k[0] == namespace)
+            keys = sorted(
+                (k for k in state if namespace is None or k[0] == namespace), key=key_order
+            )
             return [state[k] for k in keys]
 
     # --- writes (caller holds ``lock``) ----------------------------------------------
@@ -204,6 +214,7 @@ class Storage:
             elif since is not None:
                 if since < self._complete_from:
                     raise expired(f"too old resource version: {since} ({self._complete_from})")
+                watcher.start_rv = since
                 if since > self._rv:
                     # Not reached yet: the watch cache starts the watch there
                     # (getAllEventsSinceLocked has nothing to replay) and
@@ -218,6 +229,8 @@ class Storage:
                         newer.append(ev)
                     for ev in reversed(newer):
                         watcher.push(ev)
+                        if ev.rkey == watcher.rkey:
+                            watcher.start_rv = max(watcher.start_rv, ev.rv)
             self._watchers.add(watcher)
 
     def _initial_refs(self, rkey: RKey, namespace: str | None) -> list[dict[str, Any]]:
@@ -225,7 +238,9 @@ class Storage:
         by their objects in place, so a streamed list of N objects costs the
         server one list of N references (lock held by the caller)."""
         objs = self._objects.get(rkey, {})
-        refs: list[Any] = sorted(k for k in objs if namespace is None or k[0] == namespace)
+        refs: list[Any] = sorted(
+            (k for k in objs if namespace is None or k[0] == namespace), key=key_order
+        )
         for i, k in enumerate(refs):
             refs[i] = objs[k]
         return refs
@@ -240,8 +255,10 @@ class Storage:
 
     def bookmark_rv(self, watcher: Watcher) -> int | None:
         """The current resourceVersion if ``watcher`` has nothing queued (so a
-        bookmark at it cannot overtake a pending event), else None."""
+        bookmark at it cannot overtake a pending event) and it is newer than
+        the resourceVersion the watcher started from (cacheWatcher.process),
+        else None."""
         with self.lock:
-            if watcher.backlog() or self._rv < watcher.min_rv:
+            if watcher.backlog() or self._rv <= watcher.start_rv:
                 return None
             return self._rv

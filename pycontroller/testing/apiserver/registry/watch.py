@@ -83,6 +83,15 @@ class WatchItem:
     ready_at: float = 0.0
 
 
+def _at_rv(obj: dict[str, Any], rv: int) -> dict[str, Any]:
+    """``obj`` (shared, not mutated) with its resourceVersion set to ``rv``."""
+    out = dict(obj)
+    meta = dict(out.get("metadata") or {})
+    meta["resourceVersion"] = str(rv)
+    out["metadata"] = meta
+    return out
+
+
 class Watcher:
     """A registered watch. States: open -> closed (by client, stop, drop or
     overflow). ``closed_reason`` says why, for logging."""
@@ -121,6 +130,10 @@ class Watcher:
         # A watch from a resourceVersion not reached yet: events up to it are
         # not sent (cacheWatcher.process sends only those newer than it).
         self.min_rv = 0
+        # The resourceVersion the watch starts from (the requested one, the
+        # initial state's, or the last replayed event's): a periodic bookmark
+        # goes out only past it (cacheWatcher.processInterval, process).
+        self.start_rv = 0
 
     # --- producer side (storage lock held) ----------------------------------------
 
@@ -148,7 +161,11 @@ class Watcher:
             elif now:
                 etype = "ADDED"
             elif before:
-                etype = "DELETED"  # stopped matching: DELETED with the new object
+                # Stopped matching: DELETED with the previous object content at
+                # the event's resourceVersion (cacheWatcher.convertToWatchEvent).
+                assert ev.old is not None
+                self._append(WatchItem("DELETED", None, _at_rv(ev.old, ev.rv)))
+                return
             else:
                 return
         self._append(WatchItem(etype, ev))
@@ -164,6 +181,7 @@ class Watcher:
             self._initial = objs
             self._initial_pos = 0
             self.initial_rv = rv
+            self.start_rv = max(self.start_rv, rv)
             self._initial_end_pending = self.initial_end
 
     def _append(self, item: WatchItem) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "compile_rule",
     "evaluate",
     "evaluate_env",
+    "optional",
     "uses_old_self",
 ]
 
@@ -748,6 +749,12 @@ def evaluate_env(expression: str, env: dict[str, Any]) -> Any:
     if isinstance(result, _Opt):
         return result.value if result.present else None
     return result
+
+
+def optional(present: bool, value: Any = None) -> Any:
+    """A CEL optional (``optional.of(value)`` or ``optional.none()``), as
+    ``oldSelf`` is for ``optionalOldSelf`` rules."""
+    return _Opt(True, value) if present else _NONE
 
 
 def uses_old_self(rule: str) -> bool:

@@ -428,6 +428,10 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
     if not isinstance(s, dict):
         yield _invalid(_schema_path(path), s, "must be an object")
         return
+    if s.get("x-kubernetes-preserve-unknown-fields") is False:
+        # validation.go ValidateCustomResourceDefinitionOpenAPISchema.
+        preserve_path = _schema_path([*path, "x-kubernetes-preserve-unknown-fields"])
+        yield _invalid(preserve_path, False, "must be true or undefined")
     t = s.get("type")
     preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
     int_or_string = bool(s.get("x-kubernetes-int-or-string"))
@@ -543,13 +547,18 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
     if "default" in s and not root:
         default = s["default"]
         if default is not None or s.get("nullable"):
-            bad = validate_value(s, default)
-            if bad:
-                yield _invalid(
-                    _schema_path([*path, "default"]),
-                    default,
-                    "; ".join(f"{c['field'] or '<root>'}: {c['message']}" for c in bad),
-                )
+            # defaulting/validation.go: ValidateCustomResource(pth.Child("default"), ...),
+            # each error named below the default.
+            default_path = _schema_path([*path, "default"])
+            for cause in validate_value(s, default):
+                sub = cause["field"]
+                if sub in ("", "<nil>"):
+                    field = default_path
+                elif sub.startswith("["):
+                    field = default_path + sub
+                else:
+                    field = f"{default_path}.{sub}"
+                yield {**cause, "field": field}
 
 
 def _validate_names(crd: dict[str, Any], causes: list[Cause]) -> None:

@@ -538,11 +538,13 @@ _JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 def strategy_defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     """What a kind's registry strategy fills in on create (``old`` None) beyond
     type defaults: a Job's generated selector and pod template labels
-    (``generateSelectorIfNeeded``)."""
+    (``generateSelectorIfNeeded``); a CertificateSigningRequest's requester."""
     key = (rt.group, rt.kind)
     meta = obj.get("metadata") or {}
     if key == ("batch", "Job"):
         _job_labels(obj, meta, old)
+    elif key == ("certificates.k8s.io", "CertificateSigningRequest") and old is None:
+        _csr_requester(obj)
     elif key == ("", "ReplicationController"):
         # SetDefaults_ReplicationController: labels from the pod template.
         labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get(
@@ -550,6 +552,30 @@ def strategy_defaults(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
         )
         if isinstance(labels, dict) and labels and not meta.get("labels"):
             meta["labels"] = dict(labels)
+
+
+def _csr_requester(csr: dict[str, Any]) -> None:
+    """``csrStrategy.PrepareForCreate``: the spec's user fields are the
+    requesting user's (those in the body are dropped; a write made in-process
+    has no user) and the status starts empty (no pre-approved requests)."""
+    from pycontroller.testing.apiserver.registry.admission_policy import REQUEST_USER
+
+    spec = csr.get("spec")
+    if not isinstance(spec, dict):
+        spec = csr["spec"] = {}
+    for key in ("username", "uid", "groups", "extra"):
+        spec.pop(key, None)
+    user = REQUEST_USER.get()
+    if user is not None:
+        if user.name:
+            spec["username"] = user.name
+        if user.uid:
+            spec["uid"] = user.uid
+        if user.groups:
+            spec["groups"] = list(user.groups)
+        if user.extra:
+            spec["extra"] = {k: list(v) for k, v in user.extra.items()}
+    csr["status"] = {}
 
 
 def _job_labels(job: dict[str, Any], meta: dict[str, Any], old: dict[str, Any] | None) -> None:

@@ -41,11 +41,12 @@ to each version it finds in ``managedFields``). ``Views`` provides the
 conversions.
 
 Writes through the main resource never own ``.status`` of a kind with a
-status subresource; writes through ``/status`` own only ``.status`` (kube's
-reset fields). ``apiVersion``, ``kind`` and the server-set metadata (name,
-namespace, uid, resourceVersion, generation, creationTimestamp, ...) are
-owned by nobody. Update entries are capped at ten; the oldest are merged
-into ``ancient-changes`` entries, one per apiVersion.
+status subresource; writes through ``/status`` own all but the fields their
+status strategy resets (kube's ``GetResetFields``: ``.spec`` for most kinds).
+``apiVersion``, ``kind`` and the server-set metadata (name, namespace, uid,
+resourceVersion, generation, creationTimestamp, ...) are owned by nobody.
+Update entries are capped at ten; the oldest are merged into
+``ancient-changes`` entries, one per apiVersion.
 """
 
 from __future__ import annotations
@@ -156,10 +157,13 @@ class _Entry:
 
 
 def _decode(raw: Any) -> list[_Entry]:
-    """Entries of ``managedFields``; ``ValueError`` if any is malformed."""
+    """Entries of ``managedFields``; ``ValueError`` if any is malformed. Entries
+    of one identity (a client renamed a manager, or dropped a subresource)
+    are one manager: the last one's (kube's ``decodeManagedFields`` fills a
+    map by ``BuildManagerIdentifier``)."""
     if not isinstance(raw, list):
         raise ValueError("managedFields must be a list")
-    out: list[_Entry] = []
+    out: dict[tuple[str, str, str, str], _Entry] = {}
     for i, e in enumerate(raw):
         if not isinstance(e, dict):
             raise ValueError(f"managed fields entry {i} is not an object")
@@ -169,17 +173,16 @@ def _decode(raw: Any) -> list[_Entry]:
             raise ValueError("apiVersion must not be empty")
         if e.get("fieldsType") != "FieldsV1":
             raise ValueError(f"invalid fieldsType in managed fields entry {i}")
-        out.append(
-            _Entry(
-                manager=str(e.get("manager") or ""),
-                operation=e["operation"],
-                api_version=str(e["apiVersion"]),
-                subresource=str(e.get("subresource") or ""),
-                time=e.get("time"),
-                fields=FieldSet.from_fields_v1(e.get("fieldsV1") or {}),
-            )
+        entry = _Entry(
+            manager=str(e.get("manager") or ""),
+            operation=e["operation"],
+            api_version=str(e["apiVersion"]),
+            subresource=str(e.get("subresource") or ""),
+            time=e.get("time"),
+            fields=FieldSet.from_fields_v1(e.get("fieldsV1") or {}),
         )
-    return out
+        out[entry.identity] = entry
+    return list(out.values())
 
 
 def _is_reset(raw: Any) -> bool:
@@ -238,10 +241,35 @@ def default_manager(user_agent: str) -> str:
     return "".join(out)
 
 
+# What a write through ``/status`` may not own: its status strategy's
+# ``GetResetFields``. Most kinds (custom resources too) reset spec alone, so a
+# status applier owns (and may conflict on) the rest of its configuration,
+# metadata included, even where the strategy then drops it, as kube's does.
+_SPEC: Path = (("f", "spec"),)
+_META: Path = (("f", "metadata"),)
+_STATUS_RESETS: dict[tuple[str, str], tuple[Path, ...]] = {
+    ("", "Pod"): (_SPEC, (*_META, ("f", "deletionTimestamp")), (*_META, ("f", "ownerReferences"))),
+    ("apps", "Deployment"): (_SPEC, (*_META, ("f", "labels"))),
+    ("certificates.k8s.io", "CertificateSigningRequest"): (_SPEC, (_STATUS, ("f", "conditions"))),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): (_SPEC, _META),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): (_SPEC, _META),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): (_SPEC, _META),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (_SPEC, _META),
+    ("apiregistration.k8s.io", "APIService"): (_SPEC, _META),
+}
+
+
+def _status_filter(rt: ResourceType) -> Callable[[FieldSet], FieldSet]:
+    reset = FieldSet()
+    for path in _STATUS_RESETS.get(("" if rt.is_crd else rt.group, rt.kind), (_SPEC,)):
+        reset.insert(path)
+    return lambda s: s.recursive_difference(reset)
+
+
 def _reset_filter(rt: ResourceType, subresource: str) -> Callable[[FieldSet], FieldSet]:
     """What a write through ``subresource`` may own (kube's reset fields)."""
     if subresource == "status":
-        return lambda s: s.only_under(_STATUS)
+        return _status_filter(rt)
     if rt.has_status and subresource == "":
         status = FieldSet()
         status.insert((_STATUS,))
@@ -372,8 +400,20 @@ def track_create(
         entries = [] if raw is None or _is_reset(raw) else _decode(raw)
     except ValueError:
         entries = []
-    result = _record_update(rt, None, obj, entries, _manager(opts), "", views)
+    result = _record_update(rt, _zero_object(rt), obj, entries, _manager(opts), "", views)
     _set_managed(obj, _encode(result))
+
+
+def _zero_object(rt: ResourceType) -> dict[str, Any]:
+    """What kube's create handler gives the field manager as the live object:
+    the kind's Go zero value (``Creater.New``), whose non-pointer structs are
+    there empty (``spec: {}``, a template's ``metadata: {creationTimestamp:
+    null}``), so a create does not own them as added (no ``"."``)."""
+    from pycontroller.testing.apiserver.schema import goshape
+
+    zero: dict[str, Any] = {"apiVersion": rt.api_version, "kind": rt.kind}
+    goshape.shape(rt, zero)
+    return zero
 
 
 def track_update(
@@ -520,12 +560,24 @@ def _prune(
     applied: FieldSet,
 ) -> Any:
     """Remove what the applier set last time, dropped now, and nobody else
-    owns (SMD's ``prune``: a path goes with everything under it, so an
-    ancestor goes only if no owned path lies below it)."""
-    owned = applied.union(_STRIPPED)
+    owns: SMD's ``prune`` (remove the last applied paths with all under them),
+    ``addBackOwnedItems`` (put back what another manager, or the applier now,
+    owns a path of, but through declared struct fields only: a list item or
+    map key owned by nobody goes with what others own under it) and
+    ``addBackDanglingItems`` (put back what was not the applier's)."""
+    if last.empty():
+        return merged
+    named = schema.ensure_named_fields
+    managed = applied.union(_STRIPPED)
     for e in entries:
-        owned = owned.union(e.fields)
-    gone = last.with_ancestors().difference(owned.with_ancestors())
+        managed = managed.union(e.fields)
+    last_n = named(last)
+    merged_n = named(schema.to_field_set(merged))
+    pruned = schema.remove(merged, last_n)
+    pruned_n = named(schema.to_field_set(pruned))
+    pruned = schema.remove(merged, merged_n.difference(pruned_n.union(named(managed))))
+    pruned_n = named(schema.to_field_set(pruned))
+    gone = merged_n.difference(pruned_n).intersection(last_n)
     if gone.empty():
         return merged
     return schema.remove(merged, gone)
@@ -550,7 +602,7 @@ def apply(
     if isinstance(cmeta, dict) and cmeta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
     schema = schema_for(rt)
-    errors = schema.patch_errors(config)
+    errors = schema.patch_errors(config, missing_keys=rt.schema is not None)
     if errors:
         # kube's structuredMergeManager.Apply: the configuration that SMD cannot
         # type is a plain error, a 500 of reason Unknown (ErrorToAPIStatus).

@@ -61,12 +61,14 @@ from pycontroller.testing.apiserver.registry.names import (
     validate_name,
 )
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema import cel
+from pycontroller.testing.apiserver.schema import cel, decode
+from pycontroller.testing.apiserver.status import bad_request
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "apply_defaults",
+    "check_embedded_types",
     "field_path",
     "go_value",
     "prune",
@@ -105,6 +107,7 @@ _PRESERVE = "x-kubernetes-preserve-unknown-fields"
 _EMBEDDED = "x-kubernetes-embedded-resource"
 _INT_OR_STRING = "x-kubernetes-int-or-string"
 _LIST_TYPE = "x-kubernetes-list-type"
+_MAP_TYPE = "x-kubernetes-map-type"
 _LIST_MAP_KEYS = "x-kubernetes-list-map-keys"
 # Private keyword carried into converted schemas so type errors can name the
 # schema's own type(s) (without the "null" that `nullable` adds).
@@ -656,28 +659,197 @@ def _rule_field_path(path: list[PathPart], rule_field_path: Any) -> list[PathPar
     return out
 
 
-def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterator[dict[str, Any]]:
+class _Corr:
+    """apiserver ``cel/common.CorrelatedObject``: a new value, the old value it
+    correlates with, and their schema; ``equal()`` is ``CachedDeepEqual``."""
+
+    __slots__ = ("_children", "_eq", "_old_items", "old", "schema", "value")
+
+    def __init__(self, value: Any, old: Any, schema: Schema) -> None:
+        self.value = value
+        self.old = old
+        self.schema = schema
+        self._children: dict[PathPart, _Corr | None] = {}
+        self._eq: bool | None = None
+        self._old_items: dict[str, Any] | None = None
+
+    def key(self, name: str) -> _Corr | None:
+        if name in self._children:
+            return self._children[name]
+        child: _Corr | None = None
+        if (
+            isinstance(self.value, dict)
+            and isinstance(self.old, dict)
+            and name in self.value
+            and name in self.old
+        ):
+            props = self.schema.get("properties") or {}
+            addl = self.schema.get("additionalProperties")
+            sub = props.get(name) if name in props else addl if isinstance(addl, dict) else None
+            if isinstance(sub, dict):
+                child = _Corr(self.value[name], self.old[name], sub)
+        self._children[name] = child
+        return child
+
+    def index(self, i: int) -> _Corr | None:
+        """Only ``x-kubernetes-list-type: map`` items correlate (by key)."""
+        if i in self._children:
+            return self._children[i]
+        child: _Corr | None = None
+        items = self.schema.get("items")
+        if (
+            self.schema.get(_LIST_TYPE) == "map"
+            and isinstance(self.value, list)
+            and isinstance(self.old, list)
+            and i < len(self.value)
+            and isinstance(items, dict)
+        ):
+            keys: list[str] = list(self.schema.get(_LIST_MAP_KEYS) or [])
+            if self._old_items is None:
+                self._old_items = {}
+                for o in self.old:
+                    if isinstance(o, dict):
+                        self._old_items.setdefault(_map_key(o, keys), o)
+            item = self.value[i]
+            if isinstance(item, dict):
+                old_item = self._old_items.get(_map_key(item, keys))
+                if old_item is not None:
+                    child = _Corr(item, old_item, items)
+        self._children[i] = child
+        return child
+
+    def equal(self) -> bool:
+        if self._eq is None:
+            self._eq = self._equal()
+        return self._eq
+
+    def _equal(self) -> bool:
+        new, old = self.value, self.old
+        if new is None or old is None:
+            return new is None and old is None
+        if isinstance(new, list) and isinstance(old, list):
+            if len(new) != len(old):
+                return False
+            for i in range(len(new)):
+                child = self.index(i)
+                if child is None:
+                    if self._old_items is None:
+                        return _deep_equal(old, new)
+                    return False
+                if not child.equal():
+                    return False
+            return True
+        if isinstance(new, dict) and isinstance(old, dict):
+            if len(new) != len(old):
+                return False
+            for k in new:
+                child = self.key(k)
+                if child is None or not child.equal():
+                    return False
+            return True
+        if isinstance(new, list | dict) or isinstance(old, list | dict):
+            return False
+        return _deep_equal(old, new)
+
+
+def _map_key(item: dict[str, Any], keys: list[str]) -> str:
+    return json.dumps([item.get(k) for k in keys], sort_keys=True)
+
+
+def _deep_equal(a: Any, b: Any) -> bool:
+    """``reflect.DeepEqual`` on decoded JSON: ``True`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_deep_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_deep_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict | list | str) or isinstance(b, dict | list | str):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+def _schema_error_ratcheted(root: _Corr, node: Sequence[PathPart]) -> bool:
+    """``ratchetingValueValidator``: the errors of a node are dropped when it,
+    or an ancestor reached through correlatable steps, is unchanged (the
+    root's ``apiVersion``/``kind`` never correlate)."""
+    cur: _Corr | None = root
+    for depth, step in enumerate(node):
+        assert cur is not None
+        if cur.equal():
+            return True
+        if isinstance(step, int):
+            cur = cur.index(step)
+        elif depth == 0 and step in ("apiVersion", "kind"):
+            cur = None
+        else:
+            cur = cur.key(step)
+        if cur is None:
+            return False
+    return cur is not None and cur.equal()
+
+
+_COMBINATORS = frozenset({"allOf", "anyOf", "oneOf", "not"})
+
+
+def _error_node(err: jsonschema.ValidationError) -> list[PathPart]:
+    """The instance path of the schema node whose validator raised ``err``:
+    descendants of ``allOf``/``anyOf``/``oneOf``/``not`` are validated
+    without ratcheting, so their errors belong to the combinator's node."""
+    steps = 0
+    schema_path = list(err.absolute_schema_path)
+    i = 0
+    while i < len(schema_path):
+        kw = schema_path[i]
+        if kw in _COMBINATORS:
+            break
+        if kw in ("properties", "patternProperties"):
+            steps += 1
+            i += 2
+            continue
+        if kw in ("additionalProperties", "items"):
+            steps += 1
+        i += 1
+    return list(err.absolute_path)[: min(steps, len(err.absolute_path))]
+
+
+def _cel_causes(
+    value: Any,
+    s: Schema,
+    path: list[PathPart],
+    old: Any,
+    ratchet: tuple[_Corr | None, _Corr | None],
+    warnings: list[str] | None,
+) -> Iterator[dict[str, Any]]:
     """Evaluate ``x-kubernetes-validations`` rules at one schema node.
 
-    Transition rules (mentioning ``oldSelf``) run only when a correlated old
-    value exists; with an old value equal to the new one no rule runs
-    (ratcheting). Rules that fail to parse or evaluate are skipped (see
-    ``cel.py``).
+    cel/validation.go ``validateExpressions``: transition rules (using
+    ``oldSelf``) run only with a correlated old value, or with
+    ``optionalOldSelf`` also without one (``oldSelf`` an optional); a failing
+    rule that does not use ``oldSelf`` on a value whose nearest correlatable
+    node is unchanged is a warning instead of an error (ratcheting). Rules
+    that fail to parse or evaluate are skipped (see ``cel.py``).
     """
     rules = s.get("x-kubernetes-validations")
-    if not isinstance(rules, list) or not rules:
+    if value is None or not isinstance(rules, list) or not rules:
         return
-    if old is not _MISSING and old == value:
-        return
+    cur, parent = ratchet
     for rule in rules:
         if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
             continue
         src = rule["rule"]
         transition = cel.uses_old_self(src)
-        if transition and old is _MISSING:
+        optional_old = rule.get("optionalOldSelf") is True
+        if transition and old is _MISSING and not optional_old:
             continue
         try:
-            result = cel.evaluate(src, value, old) if transition else cel.evaluate(src, value)
+            if optional_old:
+                old_self: Any = cel.optional(old is not _MISSING, None if old is _MISSING else old)
+                result = cel.evaluate(src, value, old_self)
+            elif transition:
+                result = cel.evaluate(src, value, old)
+            else:
+                result = cel.evaluate(src, value)
         except _CEL_FAILURES as err:
             logger.debug("CEL rule %r not evaluated: %s", src, err)
             continue
@@ -709,7 +881,61 @@ def _cel_causes(value: Any, s: Schema, path: list[PathPart], old: Any) -> Iterat
             text_out = f"Duplicate value: {_go_quote(type_name)}"
         else:
             text_out = f"Invalid value: {_go_quote(type_name)}: {message}"
+        ratcheted = cur.equal() if cur is not None else parent is not None and parent.equal()
+        if not transition and ratcheted:
+            if warnings is not None:
+                warnings.append(f"{field}: {text_out}")
+            continue
         yield {"reason": reason, "message": text_out, "field": field}
+
+
+def _cel_walk(
+    value: Any,
+    s: Schema,
+    path: list[PathPart],
+    old: Any,
+    ratchet: tuple[_Corr | None, _Corr | None],
+    warnings: list[str] | None,
+) -> Iterator[dict[str, Any]]:
+    """cel/validation.go ``validate``: the rules of ``s``, then those below,
+    ``old`` the correlated old value (map entries unless the map is atomic,
+    ``list-type: map`` items by key) and ``ratchet`` the
+    ``ratchetingOptions`` (current correlation, nearest correlated parent)."""
+    yield from _cel_causes(value, s, path, old, ratchet, warnings)
+    cur, parent = ratchet
+    if isinstance(value, dict):
+        props: dict[str, Schema] = s.get("properties") or {}
+        addl = s.get("additionalProperties")
+        old_map = old if isinstance(old, dict) and s.get(_MAP_TYPE) != "atomic" else {}
+        for key, v in value.items():
+            sub = props.get(key) if key in props else addl if isinstance(addl, dict) else None
+            if not isinstance(sub, dict):
+                continue
+            if cur is None:
+                child = ratchet
+            elif parent is None and not path and key in ("apiVersion", "kind"):
+                child = (None, None)
+            else:
+                child = (cur.key(key), cur)
+            yield from _cel_walk(v, sub, [*path, key], old_map.get(key, _MISSING), child, warnings)
+    elif isinstance(value, list):
+        items = s.get("items")
+        if not isinstance(items, dict):
+            return
+        keys: list[str] = list(s.get(_LIST_MAP_KEYS) or [])
+        old_by_key: dict[str, Any] = {}
+        if s.get(_LIST_TYPE) == "map" and isinstance(old, list):
+            for o in old:
+                if isinstance(o, dict):
+                    old_by_key.setdefault(_map_key(o, keys), o)
+        for i, item in enumerate(value):
+            item_old = (
+                old_by_key.get(_map_key(item, keys), _MISSING)
+                if (old_by_key and isinstance(item, dict))
+                else _MISSING
+            )
+            child = ratchet if cur is None else (cur.index(i), cur)
+            yield from _cel_walk(item, items, [*path, i], item_old, child, warnings)
 
 
 def _embedded_causes(value: dict[str, Any], path: list[PathPart]) -> Iterator[dict[str, Any]]:
@@ -769,31 +995,24 @@ def _embedded_meta_causes(meta: dict[str, Any], path: list[PathPart]) -> Iterato
 
 
 def _structural_causes(
-    value: Any, s: Schema, path: list[PathPart], old: Any = _MISSING, *, cel_rules: bool = False
+    value: Any, s: Schema, path: list[PathPart], *, embedded: bool
 ) -> Iterator[dict[str, Any]]:
-    """``x-kubernetes-list-type`` set/map uniqueness and embedded resources,
-    or (``cel_rules``) only the CEL rules, walking ``value`` (and the
-    correlated ``old`` value) along the schema: kube reports the rules after
-    every other error, and not at all after a blocking one."""
-    if cel_rules:
-        yield from _cel_causes(value, s, path, old)
+    """Walking ``value`` along the schema: embedded resources
+    (``embedded``, objectmeta ``Validate``) or ``x-kubernetes-list-type``
+    set/map uniqueness (listtype ``ValidateListSetsAndMaps``)."""
     if isinstance(value, dict):
-        if s.get(_EMBEDDED) and not cel_rules:
+        if s.get(_EMBEDDED) and embedded:
             yield from _embedded_causes(value, path)
         props: dict[str, Schema] = s.get("properties") or {}
         addl = s.get("additionalProperties")
-        old_map = old if isinstance(old, dict) else {}
         for key, v in value.items():
-            sub_old = old_map.get(key, _MISSING)
             if key in props:
-                yield from _structural_causes(
-                    v, props[key], [*path, key], sub_old, cel_rules=cel_rules
-                )
+                yield from _structural_causes(v, props[key], [*path, key], embedded=embedded)
             elif isinstance(addl, dict):
-                yield from _structural_causes(v, addl, [*path, key], sub_old, cel_rules=cel_rules)
+                yield from _structural_causes(v, addl, [*path, key], embedded=embedded)
     elif isinstance(value, list):
         list_type = s.get(_LIST_TYPE)
-        if list_type == "set" and not cel_rules:
+        if list_type == "set" and not embedded:
             seen: list[Any] = []
             for i, item in enumerate(value):
                 if item in seen:
@@ -803,7 +1022,7 @@ def _structural_causes(
                 else:
                     seen.append(item)
         keys: list[str] = list(s.get(_LIST_MAP_KEYS) or [])
-        if list_type == "map" and not cel_rules:
+        if list_type == "map" and not embedded:
             seen_keys: list[dict[str, Any]] = []
             for i, item in enumerate(value):
                 if not isinstance(item, dict):
@@ -816,36 +1035,8 @@ def _structural_causes(
                     seen_keys.append(km)
         items = s.get("items")
         if isinstance(items, dict):
-            # Old items correlate only for list-type map (by key) and set (by value).
-            old_by_key: dict[str, Any] = {}
-            if list_type == "map" and isinstance(old, list):
-                for o in old:
-                    if isinstance(o, dict):
-                        old_by_key[json.dumps({k: o.get(k) for k in keys}, sort_keys=True)] = o
             for i, item in enumerate(value):
-                item_old: Any = _MISSING
-                if list_type == "map" and isinstance(item, dict):
-                    item_key = json.dumps({k: item.get(k) for k in keys}, sort_keys=True)
-                    item_old = old_by_key.get(item_key, _MISSING)
-                elif list_type == "set" and isinstance(old, list) and item in old:
-                    item_old = item
-                yield from _structural_causes(
-                    item, items, [*path, i], item_old, cel_rules=cel_rules
-                )
-
-
-def _lookup(obj: Any, path: Sequence[PathPart]) -> Any:
-    cur = obj
-    for p in path:
-        if isinstance(p, int):
-            if not isinstance(cur, list) or p >= len(cur):
-                return _MISSING
-            cur = cur[p]
-        else:
-            if not isinstance(cur, dict) or p not in cur:
-                return _MISSING
-            cur = cur[p]
-    return cur
+                yield from _structural_causes(item, items, [*path, i], embedded=embedded)
 
 
 def _error_order(err: jsonschema.ValidationError) -> list[tuple[int, int, str]]:
@@ -853,38 +1044,94 @@ def _error_order(err: jsonschema.ValidationError) -> list[tuple[int, int, str]]:
     return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in err.absolute_path]
 
 
-def validate_value(schema: Schema, obj: Any, *, old: Any = None) -> list[dict[str, Any]]:
+def validate_value(
+    schema: Schema, obj: Any, *, old: Any = None, warnings: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Validate ``obj`` against ``schema`` without pruning or defaulting.
 
-    With ``old`` (an update), errors on values that are unchanged from ``old``
-    are dropped, as CRD validation ratcheting (on by default since 1.30) does;
-    ``Required`` and ``Duplicate`` errors are never ratcheted.
+    With ``old`` (an update), strategy.go ``ValidateUpdate`` with
+    CRDValidationRatcheting (beta, on by default since 1.30): schema errors
+    of a node that is unchanged from ``old`` (or has an unchanged correlated
+    ancestor) are dropped, list-type duplicates are checked only when ``old``
+    had none, and failing CEL rules without ``oldSelf`` on unchanged values
+    become ``warnings``.
     """
     validator = _compiled(schema).validator
+    root = None if old is None else _Corr(obj, old, schema)
     causes: list[dict[str, Any]] = []
     for err in sorted(validator.iter_errors(obj), key=_error_order):
-        path = list(err.absolute_path)
-        if (
-            old is not None
-            and err.validator != "required"
-            and _lookup(old, path) is not _MISSING
-            and _lookup(old, path) == _lookup(obj, path)
-        ):
+        if root is not None and _schema_error_ratcheted(root, _error_node(err)):
             continue
         causes.extend(_error_causes(err))
-    old_value = _MISSING if old is None else old
-    causes.extend(_structural_causes(obj, schema, [], old_value))
+    causes.extend(_structural_causes(obj, schema, [], embedded=True))
+    if old is None or not any(_structural_causes(old, schema, [], embedded=False)):
+        causes.extend(_structural_causes(obj, schema, [], embedded=False))
     if _compiled(schema).has_rules:
         # strategy.go hasBlockingErr: these error types skip the CEL rules.
         if any(c["reason"] in _BLOCKING for c in causes):
             causes.append(dict(_SKIPPED_RULES))
         else:
-            causes.extend(_structural_causes(obj, schema, [], old_value, cel_rules=True))
+            old_value = _MISSING if old is None else old
+            causes.extend(_cel_walk(obj, schema, [], old_value, (root, None), warnings))
     return causes
 
 
+def _coerce_error(value: Any, s: Schema, path: list[PathPart], rt: ResourceType) -> str | None:
+    """objectmeta ``coercer.coerce`` without dropping: the first embedded
+    resource whose apiVersion/kind is not a string or whose metadata does not
+    decode as ``ObjectMeta``, as a ``field.Error`` string."""
+    if isinstance(value, dict):
+        if s.get(_EMBEDDED):
+            for key, v in value.items():
+                if key in ("apiVersion", "kind") and not isinstance(v, str):
+                    where = field_path([*path, key])
+                    return f"{where}: Invalid value: {go_value(v)}: must be a string"
+                if key == "metadata" and v is not None:
+                    try:
+                        decode._check(rt, {"metadata": v})
+                    except decode._TypeError as err:
+                        where = field_path([*path, key])
+                        return f"{where}: Invalid value: {go_value(v)}: {err.message}"
+        props: dict[str, Schema] = s.get("properties") or {}
+        addl = s.get("additionalProperties")
+        for key, v in value.items():
+            sub = props.get(key) if key in props else addl if isinstance(addl, dict) else None
+            if isinstance(sub, dict):
+                found = _coerce_error(v, sub, [*path, key], rt)
+                if found:
+                    return found
+    elif isinstance(value, list):
+        items = s.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                found = _coerce_error(item, items, [*path, i], rt)
+                if found:
+                    return found
+    return None
+
+
+def check_embedded_types(rt: ResourceType, obj: Any) -> None:
+    """customresource_handler.go ``unstructuredSchemaCoercer.apply``: a
+    custom object whose embedded resources have a non-string apiVersion/kind
+    or undecodable metadata cannot be decoded; 400 BadRequest through
+    ``transformDecodeError``."""
+    if rt.schema is None or not isinstance(obj, dict):
+        return
+    error = _coerce_error(obj, rt.schema, [], rt)
+    if error is None:
+        return
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else rt.kind
+    api_version = obj.get("apiVersion")
+    version = api_version.rpartition("/")[2] if isinstance(api_version, str) else rt.version
+    raise bad_request(f'{kind} in version "{version}" cannot be handled as a {rt.kind}: {error}')
+
+
 def validate_custom_object(
-    rt: ResourceType, obj: dict[str, Any], *, old: dict[str, Any] | None = None
+    rt: ResourceType,
+    obj: dict[str, Any],
+    *,
+    old: dict[str, Any] | None = None,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Prune, default and validate a custom object in place; return causes.
 
@@ -901,4 +1148,4 @@ def validate_custom_object(
     # Defaults are pruned already in a valid CRD; prune again so a default
     # carrying unknown fields cannot leak them into storage.
     _prune_object(obj, schema, [], [], root=True, mutate=True)
-    return validate_value(schema, obj, old=old)
+    return validate_value(schema, obj, old=old, warnings=warnings)

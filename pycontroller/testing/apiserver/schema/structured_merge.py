@@ -181,9 +181,15 @@ class Schema:
         ):
             props = n.get("properties")
             extra = n.get("additionalProperties")
+            map_type = n.get("x-kubernetes-map-type")
+            if isinstance(node, Mapping) and "x-kubernetes-map-type" in node:
+                # A reference's own map type overrides its target's (SMD's
+                # TypeRef.ElementRelationship: PersistentVolumeSpec.claimRef
+                # is a granular ObjectReference, an atomic struct elsewhere).
+                map_type = node["x-kubernetes-map-type"]
             return _Atom(
                 "map",
-                n.get("x-kubernetes-map-type") == "atomic",
+                map_type == "atomic",
                 props if isinstance(props, Mapping) else {},
                 extra if isinstance(extra, Mapping) else None,
                 None,
@@ -289,9 +295,30 @@ class Schema:
             if val is None or val == {} or key not in atom.fields:
                 out.insert(child)
 
+    def ensure_named_fields(self, fs: FieldSet) -> FieldSet:
+        """SMD's ``EnsureNamedFieldsAreMembers``: ``fs`` with, as members too,
+        the declared struct fields it has paths under (not list items, nor the
+        keys of a map that are not declared fields)."""
+        return self._ensure_named(fs, self.root)
+
+    def _ensure_named(self, fs: FieldSet, node: Any) -> FieldSet:
+        out = FieldSet()
+        out.members = set(fs.members)
+        atom = self._atom(node, None)
+        for pe, sub in fs.children.items():
+            child: Any = None
+            if atom.kind == "map" and pe[0] == "f":
+                if pe[1] in atom.fields:
+                    out.members.add(pe)
+                child = self._child(atom, pe[1])
+            elif atom.kind == "list":
+                child = atom.elem
+            out.children[pe] = self._ensure_named(sub, child)
+        return out
+
     # --- typing an applied configuration -------------------------------------
 
-    def patch_errors(self, value: Any) -> list[str]:
+    def patch_errors(self, value: Any, *, missing_keys: bool = False) -> list[str]:
         """What SMD refuses when it types an applied configuration (kube's
         ``structuredMergeManager.Apply``: ``ObjectToTyped(patchObj)``, without
         ``AllowDuplicates``; SMD's ``typed/validate.go``), as
@@ -300,11 +327,14 @@ class Schema:
         set, and a field a declared struct does not have (kube converts the
         OpenAPI of built-in kinds and of CRDs without preserving unknown
         fields, except under ``x-kubernetes-preserve-unknown-fields``).
-        A key field missing from an item is not reported (our schemas lack
-        some of kube's key defaults); such a list stays atomic, as elsewhere.
+        A key field missing from an item (without a schema default) is
+        reported only with ``missing_keys``, for schemas exact about their key
+        defaults (a CRD's, whose map keys are required or defaulted); our
+        built-in schemas lack some of kube's key defaults, so there such a
+        list stays atomic, as elsewhere.
         """
         out: list[str] = []
-        self._patch_errors((), value, self.root, out)
+        self._patch_errors((), value, self.root, out, missing_keys)
         return out
 
     def _declared(self, path: Path, node: Any, atom: _Atom) -> Mapping[str, Any] | None:
@@ -326,7 +356,9 @@ class Schema:
             return {**atom.fields, "apiVersion": None, "kind": None, "metadata": None}
         return atom.fields
 
-    def _patch_errors(self, path: Path, value: Any, node: Any, out: list[str]) -> None:
+    def _patch_errors(
+        self, path: Path, value: Any, node: Any, out: list[str], missing_keys: bool = False
+    ) -> None:
         atom = self._atom(node, value)
         if atom.kind == "map" and isinstance(value, dict):
             declared = self._declared(path, node, atom)
@@ -335,18 +367,20 @@ class Schema:
                 if declared is not None and key not in declared:
                     out.append(f"{format_path(child)}: field not declared in schema")
                     continue
-                self._patch_errors(child, val, self._child(atom, key), out)
+                self._patch_errors(child, val, self._child(atom, key), out, missing_keys)
             return
         if atom.kind != "list" or not isinstance(value, list):
             return
         where = format_path(path)
         if atom.keys is None:  # atomic: items by index
             for i, item in enumerate(value):
-                self._patch_errors((*path, ("i", i)), item, atom.elem, out)
+                self._patch_errors((*path, ("i", i)), item, atom.elem, out, missing_keys)
             return
         seen: set[PathElement] = set()
         for i, item in enumerate(value):
             problem = self._item_problem(atom, item)
+            if problem is None and missing_keys:
+                problem = self._missing_key(atom, item)
             if problem is not None:
                 out.append(f"{where}: element {i}: {problem}")
                 continue
@@ -356,7 +390,7 @@ class Schema:
             if pe in seen:
                 out.append(f"{where}: duplicate entries for key {format_element(pe)}")
             seen.add(pe)
-            self._patch_errors((*path, pe), item, atom.elem, out)
+            self._patch_errors((*path, pe), item, atom.elem, out, missing_keys)
 
     @staticmethod
     def _item_problem(atom: _Atom, item: Any) -> str | None:
@@ -373,6 +407,17 @@ class Schema:
             return "not supported: associative list with lists as elements"
         if item is None:
             return "associative list without keys has an element that's an explicit null"
+        return None
+
+    def _missing_key(self, atom: _Atom, item: dict[str, Any]) -> str | None:
+        """SMD's ``keyedAssociativeListItemToPathElement`` error for an item
+        without one of its keys that the schema does not default."""
+        for key in atom.keys or ():
+            if key not in item and self._key_default(atom.elem, key) is MISSING:
+                return (
+                    f"associative list with keys has an element that omits key field "
+                    f'"{key}" (and doesn\'t have default value)'
+                )
         return None
 
     def _item_element(self, atom: _Atom, item: Any) -> PathElement | None:
