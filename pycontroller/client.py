@@ -570,6 +570,8 @@ def _auth_headers(api_client: Any) -> dict[str, str]:
 # --------------------------------------------------------------------------- watch stream
 
 
+_WATCH_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"})
+
 #: ``details.causes[].reason`` of the ``ERROR`` event a ``WatchStream`` yields
 #: for a line it cannot decode (client-go's ``ClientWatchDecodingCause``).
 WATCH_DECODE_ERROR_CAUSE = "ClientWatchDecoding"
@@ -653,10 +655,15 @@ class WatchStream:
                         )
                         continue
                     return self._decode_error(f"{err}: {line[:200]!r}")
-                if isinstance(event, dict):
-                    self.events += 1
-                    return event
-                return self._decode_error(f"not a JSON object: {line[:200]!r}")
+                if not isinstance(event, dict):
+                    return self._decode_error(f"not a JSON object: {line[:200]!r}")
+                etype = event.get("type")
+                if etype not in _WATCH_EVENT_TYPES:
+                    # client-go's watch Decoder refuses it, so the event is
+                    # not lost: the watch ends and resumes before it.
+                    return self._decode_error(f"got invalid watch event type: {etype}")
+                self.events += 1
+                return event
             if self._eof or self._closed:
                 self._finish()
                 raise StopIteration

@@ -321,10 +321,20 @@ class ChunkedResponse:
         self.closed = True
 
 
+def ev(key: str, value: int) -> dict[str, Any]:
+    """An event as the framing tests write it: a type and one marker field."""
+    return {"type": "ADDED", key: value}
+
+
 def test_watch_stream_splitting_edge_cases() -> None:
-    resp = ChunkedResponse([b'{"a":', b"1}\n\n", b'{"b":2}\n{"c"', b":3}", b"\n", b'{"d":4}'])
+    resp = ChunkedResponse(
+        [
+            *(b'{"type":"ADDED","a":', b"1}\n\n", b'{"type":"ADDED","b":2}\n{"type":"ADDED","c"'),
+            *(b":3}", b"\n", b'{"type":"ADDED","d":4}'),
+        ]
+    )
     stream = WatchStream(resp)
-    assert list(stream) == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}]
+    assert list(stream) == [ev("a", 1), ev("b", 2), ev("c", 3), ev("d", 4)]
     assert resp.closed
 
 
@@ -340,8 +350,8 @@ def is_decode_error(event: dict[str, Any]) -> bool:
 
 
 def test_watch_stream_skips_blank_lines_quietly() -> None:
-    resp = ChunkedResponse([b'{"a":1}\r\n\n \r\n\t\n', b'{"b":2}\n'])
-    assert list(WatchStream(resp)) == [{"a": 1}, {"b": 2}]
+    resp = ChunkedResponse([b'{"type":"ADDED","a":1}\r\n\n \r\n\t\n', b'{"type":"ADDED","b":2}\n'])
+    assert list(WatchStream(resp)) == [ev("a", 1), ev("b", 2)]
 
 
 @pytest.mark.parametrize(
@@ -352,6 +362,8 @@ def test_watch_stream_skips_blank_lines_quietly() -> None:
         b"[1, 2]",  # JSON, not an event object
         b'"ADDED"',
         b"\xff\xfe",  # not UTF-8
+        b'{"type":"FROBNICATED","object":{}}',  # client-go: "got invalid watch event type"
+        b'{"object":{}}',  # no type at all
     ],
 )
 def test_watch_stream_ends_with_an_error_event_at_an_undecodable_line(
@@ -359,10 +371,10 @@ def test_watch_stream_ends_with_an_error_event_at_an_undecodable_line(
 ) -> None:
     """client-go's StreamWatcher: a decode error is an ERROR event and the end of the
     watch; nothing after the bad line is yielded (the consumer re-watches from there)."""
-    resp = ChunkedResponse([b'{"a":1}\n', bad + b"\n", b'{"b":2}\n'])
+    resp = ChunkedResponse([b'{"type":"ADDED","a":1}\n', bad + b"\n", b'{"type":"ADDED","b":2}\n'])
     with caplog.at_level("WARNING", logger="pycontroller.client"):
         events = list(WatchStream(resp, "pods from rv 5"))
-    assert events[0] == {"a": 1}
+    assert events[0] == ev("a", 1)
     assert len(events) == 2 and is_decode_error(events[1])
     assert resp.closed
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
@@ -373,9 +385,9 @@ def test_watch_stream_ends_with_an_error_event_at_an_undecodable_line(
 def test_watch_stream_truncated_at_eof_ends_quietly(caplog: pytest.LogCaptureFixture) -> None:
     """The connection dropped mid-event (client-go's io.ErrUnexpectedEOF): a plain end,
     so the consumer resumes from the last event it applied."""
-    resp = ChunkedResponse([b'{"a":1}\n{"type":"ADDED","obj'])
+    resp = ChunkedResponse([b'{"type":"ADDED","a":1}\n{"type":"ADDED","obj'])
     with caplog.at_level("INFO", logger="pycontroller.client"):
-        assert list(WatchStream(resp)) == [{"a": 1}]
+        assert list(WatchStream(resp)) == [ev("a", 1)]
     assert any("unexpected EOF" in r.getMessage() for r in caplog.records)
 
 
