@@ -124,15 +124,18 @@ def _api_group(api_version: str) -> str:
     return api_version.rpartition("/")[0]  # "" for a core "v1"
 
 
-def controller_owner_key(obj: Any, owner_kind: str, owner_group: str) -> str | None:
+def controller_owner_key(
+    obj: Any, owner_kind: str, owner_group: str, *, namespaced: bool = True
+) -> str | None:
     """Key ``"ns/ownerName"`` of the controller owner of ``obj``, if of that kind and group.
 
-    Owner references are namespace-local, so the owner's namespace is the
-    child's (a cluster-scoped child gives just ``"ownerName"``). Accepts a
-    ``DeletedFinalStateUnknown``. Returns None when there is no matching
-    controller reference.
+    Owner references are namespace-local, so a namespaced owner's namespace
+    is the child's (a cluster-scoped child gives just ``"ownerName"``); a
+    cluster-scoped owner kind (``namespaced=False``) is keyed by its name
+    alone. Accepts a ``DeletedFinalStateUnknown``. Returns None when there is
+    no matching controller reference.
     """
-    return _controller_owner_key(obj, owner_group, lambda: owner_kind)
+    return _controller_owner_key(obj, owner_group, lambda: owner_kind, namespaced)
 
 
 def _controller_owner_key(
@@ -193,14 +196,22 @@ class _EnqueueOwner:
             self.queue.add(key)
 
 
-def enqueue_owner(queue: _Adder, owner_kind: str, owner_group: str) -> ResourceEventHandler:
+def enqueue_owner(
+    queue: _Adder, owner_kind: str, owner_group: str, *, namespaced: bool = True
+) -> ResourceEventHandler:
     """A handler that maps a child's events to its controller owner's key.
 
     ``owner_group`` is the API group of the owner's ``apiVersion`` (``""``
-    for core, e.g. ``"apps"`` for Deployments); the version is ignored. On a
-    priority queue, initial-list adds and resyncs go in at ``LOW_PRIORITY``.
+    for core, e.g. ``"apps"`` for Deployments); the version is ignored.
+    ``namespaced=False`` for a cluster-scoped owner kind, keyed by its name
+    alone (controller-runtime's ``EnqueueRequestForOwner`` asks the REST
+    mapper). On a priority queue, initial-list adds and resyncs go in at
+    ``LOW_PRIORITY``.
     """
-    return _EnqueueOwner(queue, lambda obj: controller_owner_key(obj, owner_kind, owner_group))
+    return _EnqueueOwner(
+        queue,
+        lambda obj: controller_owner_key(obj, owner_kind, owner_group, namespaced=namespaced),
+    )
 
 
 # --------------------------------------------------------------------------- predicates

@@ -91,6 +91,20 @@ def test_enqueue_owner_unwraps_tombstones_and_enqueues_both_owners_on_change() -
     assert q.items == ["ns/lb", "ns/lb", "ns/new", "ns/old", "ns/gone"]
 
 
+def test_a_cluster_scoped_owner_is_keyed_by_its_name_alone() -> None:
+    # controller-runtime's EnqueueRequestForOwner sets the namespace only for an
+    # owner whose scope is not Root: a namespaced child of a cluster-scoped owner.
+    assert (
+        controller_owner_key(child("x"), "Balancer", "exposer.hliangzhao.io", namespaced=False)
+        == "lb"
+    )
+    q = FakeQueue()
+    enqueue_owner(q, "Balancer", "exposer.hliangzhao.io", namespaced=False).on_add(
+        child("a"), False
+    )
+    assert q.items == ["lb"]
+
+
 def test_predicates() -> None:
     a = {"metadata": {"generation": 1, "resourceVersion": "1", "labels": {"x": "1"}}}
     b = {"metadata": {"generation": 1, "resourceVersion": "2", "labels": {"x": "1"}}}
