@@ -329,6 +329,9 @@ def set_status_condition(
       ``condition``'s own time if it has one, else now), and ``reason``,
       ``message`` and ``observedGeneration`` are set to ``condition``'s
       (missing counts as ``""`` / 0, as Go's zero values do).
+    - ``reason`` and ``message`` are always written, ``""`` if missing (they
+      are not omitempty in ``metav1.Condition``; CRDs generated from it
+      require both), ``observedGeneration`` only when not 0.
 
     Returns whether anything changed, so a status write can be skipped when
     nothing did. ``conditions`` must be the list stored in the object
@@ -344,10 +347,14 @@ def set_status_condition(
         new = dict(condition)
         if not new.get("lastTransitionTime"):
             new["lastTransitionTime"] = format_rfc3339(clock.time())
+        for key in ("reason", "message"):  # not omitempty in metav1.Condition
+            new.setdefault(key, "")
         conditions.append(new)
         return True
 
     changed = False
+    for key in ("reason", "message"):
+        existing.setdefault(key, "")
     if existing.get("status") != condition.get("status"):
         existing["status"] = condition.get("status")
         existing["lastTransitionTime"] = condition.get("lastTransitionTime") or format_rfc3339(

@@ -220,6 +220,17 @@ def test_set_status_condition_status_change_moves_transition_time() -> None:
     assert conditions[1]["lastTransitionTime"] == "2020-01-01T00:00:00Z"
 
 
+def test_set_status_condition_writes_reason_and_message_as_go_does() -> None:
+    # metav1.Condition's reason and message are not omitempty: a condition set
+    # without them is stored with "" (a controller-gen CRD requires both).
+    conditions: list[Obj] = []
+    assert set_status_condition(conditions, {"type": "Ready", "status": "True"})
+    assert conditions[0]["reason"] == "" and conditions[0]["message"] == ""
+    stored: list[Obj] = [{"type": "Ready", "status": "True", "lastTransitionTime": T0}]
+    assert not set_status_condition(stored, {"type": "Ready", "status": "True"})
+    assert stored[0]["reason"] == "" and stored[0]["message"] == ""
+
+
 def test_set_status_condition_edge_cases() -> None:
     assert set_status_condition(None, cond()) is False
     with pytest.raises(ValueError):

@@ -256,7 +256,13 @@ def test_set_condition_keeps_transition_time_unless_status_flips() -> None:
         conditions, {"type": "Reconciled", "status": "True", "reason": "Synced"}, clock=clock
     )
     assert conditions == [
-        {"type": "Reconciled", "status": "True", "reason": "Synced", "lastTransitionTime": t1}
+        {
+            "type": "Reconciled",
+            "status": "True",
+            "reason": "Synced",
+            "message": "",  # metav1.Condition's message is not omitempty
+            "lastTransitionTime": t1,
+        }
     ]
     clock.set(2.0)
     set_status_condition(
