@@ -608,8 +608,16 @@ class Reflector:
             return
         done = threading.Event()
         self._resync_error = None
+        # The first resync is due a period after the list, counted here rather
+        # than when the helper thread gets to run (a clock stepped meanwhile
+        # would otherwise push it a whole period further).
+        period = self.resync_period
+        first_resync = self._clock.now() + period if period > 0 else None
         helper = threading.Thread(
-            target=self._watch_helper, args=(stop, done), name=f"reflector-{self.name}", daemon=True
+            target=self._watch_helper,
+            args=(stop, done, first_resync),
+            name=f"reflector-{self.name}",
+            daemon=True,
         )
         helper.start()
         try:
@@ -1192,10 +1200,12 @@ class Reflector:
             except Exception:
                 logger.debug("%s: closing a watch failed", self.name, exc_info=True)
 
-    def _watch_helper(self, stop: threading.Event, done: threading.Event) -> None:
-        """Resync timer, and closer of the open watch once ``stop`` is set."""
+    def _watch_helper(
+        self, stop: threading.Event, done: threading.Event, next_resync: float | None
+    ) -> None:
+        """Resync timer (first due at ``next_resync``), and closer of the open
+        watch once ``stop`` is set."""
         period = self.resync_period
-        next_resync = self._clock.now() + period if period > 0 else None
         while not done.is_set():
             if stop.is_set():
                 self._close_watch()

@@ -392,6 +392,7 @@ def test_relist_batch_mixes_changes_and_unchanged_updates_per_listener_flags(fif
         inf.start(stop)
         assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
         wait_for(lambda: len(syncing.snapshot()) == 3 and len(quiet.snapshot()) == 3)
+        lw.current()  # the watch is open: the resync timer counts from the list
         clock.step(10)  # the resync check marks only `syncing` as due (flags stay set)
         wait_for(lambda: len(syncing.snapshot()) == 6)
         # A relist: a unchanged, b changed, c gone, d new -> one batch of deltas.
@@ -540,6 +541,7 @@ def test_relisted_recreated_object_reaches_non_syncing_handlers() -> None:
         inf.start(stop)
         assert wait_for_cache_sync(stop, inf.has_synced, timeout=5)
         wait_for(lambda: len(syncing.snapshot()) == 2 and len(quiet.snapshot()) == 2)
+        lw.current()  # the watch is open: the resync timer counts from the list
         clock.step(10)  # the resync check marks only `syncing` as due
         wait_for(lambda: len(syncing.snapshot()) == 4)
         lw.lists = [page([with_uid(obj("a", 1), "u3"), with_uid(obj("b", 2), "u2")], 2)]
