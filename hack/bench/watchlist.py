@@ -65,6 +65,9 @@ def serve(objects: int, trace: bool) -> None:
     from pycontroller.testing.apiserver.registry.rest import WriteOptions
 
     server = APIServer(history_size=1000)
+    # The paged LIST compared is etcd's (--watch-cache=false): kube's watch
+    # cache answers an informer's list at resourceVersion 0 whole, in one page.
+    server.watch_cache = False
     rt = server.registry.get("", "v1", "namespaces")
     assert rt is not None
     server.rest.create(rt, None, {"metadata": {"name": NAMESPACE}}, WriteOptions())
