@@ -57,6 +57,20 @@ CONDITIONAL_UPDATE_ONLY: frozenset[tuple[str, str]] = frozenset({
 })  # fmt: skip
 
 
+# Resources whose REST storage is not a registry Store (bindings, component
+# statuses, the review kinds): nothing is stored, so discovery gives them no
+# ``storageVersionHash`` and the quota controller ignores them.
+NOT_STORED: frozenset[tuple[str, str]] = frozenset({
+    ("", "bindings"),
+    ("", "componentstatuses"),
+    ("authentication.k8s.io", "tokenreviews"),
+    ("authentication.k8s.io", "selfsubjectreviews"),
+    ("authorization.k8s.io", "subjectaccessreviews"),
+    ("authorization.k8s.io", "selfsubjectaccessreviews"),
+    ("authorization.k8s.io", "localsubjectaccessreviews"),
+    ("authorization.k8s.io", "selfsubjectrulesreviews"),
+})  # fmt: skip
+
 # The built-in stores with a status whose ``PrepareForCreate`` keeps a new
 # object's status; every other one resets it (custom resources too). A
 # kubelet registers its Node with its capacity and conditions.

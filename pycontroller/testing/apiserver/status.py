@@ -245,6 +245,20 @@ def invalid_options(kind: str, causes: list[dict[str, Any]]) -> StatusError:
     return StatusError(422, "Invalid", message, details)
 
 
+def invalid_patch(shown: str, detail: str) -> StatusError:
+    """422 of a patch whose result does not decode (handlers/patch.go:
+    ``errors.NewInvalid(schema.GroupKind{}, "", field.Invalid("patch", ...))``;
+    the kind is empty, so the message starts with a space). ``shown`` is the
+    value as kube prints it, already quoted."""
+    message = f"Invalid value: {shown}: {detail}"
+    return StatusError(
+        422,
+        "Invalid",
+        f' "" is invalid: patch: {message}',
+        {"causes": [{"reason": "FieldValueInvalid", "message": message, "field": "patch"}]},
+    )
+
+
 def bad_request(message: str) -> StatusError:
     return StatusError(400, "BadRequest", message)
 

@@ -28,10 +28,11 @@ def raw(apiserver: APIServer) -> Raw:
     return functools.partial(call, apiserver)
 
 
-def serve(raw: Raw, properties: dict[str, Any]) -> None:
+def serve(raw: Raw, properties: dict[str, Any], subresources: dict[str, Any] | None = None) -> None:
     """Create the cluster-scoped ``zeros`` CRD and wait until it serves."""
     schema = {"type": "object", "properties": properties}
-    code, _, body = raw("POST", CRDS, crds.crd("zeros", "Zero", schema=schema, scope="Cluster"))
+    manifest = crds.crd("zeros", "Zero", schema=schema, scope="Cluster", subresources=subresources)
+    code, _, body = raw("POST", CRDS, manifest)
     assert code == 201, body
     wait_for(lambda: raw("GET", ZEROS)[0] == 200, what="zeros to be served")
 
@@ -457,3 +458,607 @@ def test_invalid_defaults_report_their_schema_errors(raw: Raw) -> None:
             "field": f"{SCHEMA}.properties[d].default.bad",
         },
     ]
+
+
+STATUS = {"status": {}}
+SCALE = {
+    "status": {},
+    "scale": {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+        "labelSelectorPath": ".status.selector",
+    },
+}
+
+
+def put_status(raw: Raw, name: str, **fields: Any) -> tuple[int, dict[str, str], Any]:
+    """Replace ``zeros/name`` through ``/status`` with ``fields`` (metadata kept)."""
+    code, _, cur = raw("GET", f"{ZEROS}/{name}")
+    assert code == 200, cur
+    return raw(
+        "PUT", f"{ZEROS}/{name}/status", {**zero(name, **fields), "metadata": cur["metadata"]}
+    )
+
+
+# subresources_test.go TestValidateOnlyStatus: status_strategy.go ValidateUpdate
+# -> ValidateStatusUpdate validates .status alone against the status schema
+# (its go-openapi names relative to it: "num in body ..."); the spec sent is
+# ignored (PrepareForUpdate keeps the old one).
+def test_status_write_validates_only_status(raw: Raw) -> None:
+    num = {"type": "object", "properties": {"num": {"type": "integer", "maximum": 10}}}
+    serve(raw, {"spec": num, "status": num}, STATUS)
+    assert raw("POST", ZEROS, zero("z", spec={"num": 10}))[0] == 201
+    code, _, body = put_status(raw, "z", spec={"num": 15}, status={"num": 10})
+    assert code == 200, body
+    assert body["spec"] == {"num": 10}
+    code, _, status = put_status(raw, "z", spec={"num": 15}, status={"num": 15})
+    assert code == 422, status
+    assert status["message"] == (
+        'Zero.example.com "z" is invalid: status.num: Invalid value: 15: '
+        "num in body should be less than or equal to 10"
+    )
+    code, _, status = put_status(raw, "z", status="x")
+    assert code == 422, status
+    assert status["details"]["causes"] == [
+        {
+            "reason": "FieldValueTypeInvalid",
+            "message": 'Invalid value: "string":  in body must be of type object: "string"',
+            "field": "status",
+        }
+    ]
+
+
+# status_strategy.go ValidateUpdate: no schemaobjectmeta.Validate (embedded
+# resources are not checked) and neither the schema nor the CEL validator is
+# given the ratcheting options strategy.go's ValidateUpdate passes, so an
+# unchanged invalid value blocks a status write (a main write ratchets it).
+def test_status_write_skips_embedded_checks_and_does_not_ratchet(raw: Raw) -> None:
+    embedded = {"type": "object", "x-kubernetes-embedded-resource": True,
+                "x-kubernetes-preserve-unknown-fields": True}  # fmt: skip
+    props: dict[str, Any] = {
+        "spec": {"type": "object", "properties": {"c": {"type": "string"}}},
+        "status": {"type": "object", "properties": {"e": embedded, "s": {"type": "string"},
+                                                    "n": {"type": "integer"}}},
+        "p": {"type": "string"},
+    }  # fmt: skip
+    serve(raw, props, STATUS)
+    assert raw("POST", ZEROS, zero("z", spec={"c": "bad"}))[0] == 201
+    code, _, body = put_status(raw, "z", spec={"c": "bad"}, status={"e": {"apiVersion": "", "kind": ""}, "s": "long"})  # fmt: skip
+    assert code == 200, body
+    assert body["status"]["e"] == {"apiVersion": "", "kind": ""}
+    # strategy.go ValidateUpdate checks the embedded resources of the whole
+    # new object, the kept status included.
+    code, _, status = put(raw, "z", spec={"c": "bad"}, p="x")
+    assert code == 422, status
+    assert [c["field"] for c in status["details"]["causes"]] == [
+        "status.e.apiVersion",
+        "status.e.kind",
+    ]
+    stored = {"e": {"apiVersion": "v1", "kind": "K"}, "s": "long"}
+    assert put_status(raw, "z", spec={"c": "bad"}, status=stored)[0] == 200
+    props["status"]["properties"]["s"]["maxLength"] = 1
+    props["p"]["maxLength"] = 1
+    reschema(raw, props, zero("probe", p="xx"))
+    code, _, status = put_status(raw, "z", spec={"c": "bad"}, status={**stored, "n": 1})
+    assert code == 422, status
+    assert status["details"]["causes"] == [
+        {"reason": "FieldValueTooLong", "message": "Too long: may not be more than 1 bytes",
+         "field": "status.s"}
+    ]  # fmt: skip
+    code, _, body = put(raw, "z", spec={"c": "bad"}, p="y")
+    assert code == 200, body.get("message")
+    # A rule failing on the old spec: a main write only warns, a status write fails.
+    props["status"]["properties"]["s"].pop("maxLength")
+    props["spec"]["properties"]["c"]["x-kubernetes-validations"] = [{"rule": "self == 'ok'"}]
+    reschema(raw, props, zero("probe", spec={"c": "bad"}))
+    code, headers, body = put(raw, "z", spec={"c": "bad"}, p="z")
+    assert code == 200, body
+    assert "failed rule" in headers.get("Warning", "")
+    code, _, status = put_status(raw, "z", spec={"c": "bad"}, status={**stored, "n": 2})
+    assert code == 422, status
+    assert status["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "message": "Invalid value: \"string\": failed rule: self == 'ok'",
+         "field": "spec.c"}
+    ]  # fmt: skip
+
+
+# validator.go ValidateScaleSpec / ValidateScaleStatus, run by
+# customResourceStrategy.Validate and ValidateUpdate: the replicas at the scale
+# paths must be int64 in [0, MaxInt32] and the selector a string; the field is
+# the path as written (leading dot), unstructured.Nested* errors verbatim.
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"spec": {"replicas": -1}}, ".spec.replicas", "Invalid value: -1: should be a non-negative integer"),
+        ({"spec": {"replicas": 2147483648}}, ".spec.replicas",
+         "Invalid value: 2147483648: should be less than or equal to 2147483647"),
+        ({"spec": {"replicas": "foo"}}, ".spec.replicas",
+         "Invalid value: 0: .spec.replicas accessor error: foo is of the type string, expected int64"),
+        ({"spec": {"replicas": 1.5}}, ".spec.replicas",
+         "Invalid value: 0: .spec.replicas accessor error: 1.5 is of the type float64, expected int64"),
+    ],
+)  # fmt: skip
+def test_scale_spec_values_are_validated_on_writes(
+    raw: Raw, fields: dict[str, Any], field: str, message: str
+) -> None:
+    serve(raw, {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+          | {"status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}, SCALE)  # fmt: skip
+    cause = {"reason": "FieldValueInvalid", "message": message, "field": field}
+    code, _, status = raw("POST", ZEROS, zero("z", **fields))
+    assert code == 422, status
+    assert status["details"]["causes"] == [cause]
+    assert status["message"] == f'Zero.example.com "z" is invalid: {field}: {message}'
+    assert raw("POST", ZEROS, zero("z", spec={"replicas": 1}))[0] == 201
+    code, _, status = put(raw, "z", **fields)
+    assert code == 422, status
+    assert status["details"]["causes"] == [cause]
+    # A status write runs ValidateScaleStatus only: the spec is the old one anyway.
+    code, _, body = put_status(raw, "z", spec={"replicas": 1}, status={"replicas": 2})
+    assert code == 200, body
+
+
+@pytest.mark.parametrize(
+    ("status", "field", "message"),
+    [
+        ({"replicas": -1}, ".status.replicas", "Invalid value: -1: should be a non-negative integer"),
+        ({"replicas": 2147483648}, ".status.replicas",
+         "Invalid value: 2147483648: should be less than or equal to 2147483647"),
+        ({"replicas": True}, ".status.replicas",
+         "Invalid value: 0: .status.replicas accessor error: true is of the type bool, expected int64"),
+        ({"selector": 5}, ".status.selector",
+         'Invalid value: "": .status.selector accessor error: 5 is of the type int64, expected string'),
+        ({"selector": {"a": "b"}}, ".status.selector",
+         'Invalid value: "": .status.selector accessor error: map[a:b] is of the type map[string]interface {}, expected string'),
+    ],
+)  # fmt: skip
+def test_scale_status_values_are_validated_on_status_writes(
+    raw: Raw, status: dict[str, Any], field: str, message: str
+) -> None:
+    serve(raw, {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}, SCALE)  # fmt: skip
+    assert raw("POST", ZEROS, zero("z", spec={"replicas": 1}))[0] == 201
+    code, _, body = put_status(raw, "z", status=status)
+    assert code == 422, body
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "message": message, "field": field}
+    ]
+
+
+# The same on a status write whose status is not an object: the status
+# schema's error (relative name, empty), then NestedFieldNoCopy's on both paths.
+def test_scale_status_paths_through_a_non_object(raw: Raw) -> None:
+    serve(raw, {"status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}, SCALE)
+    assert raw("POST", ZEROS, zero("z"))[0] == 201
+    code, _, body = put_status(raw, "z", status="x")
+    assert code == 422, body
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueTypeInvalid",
+         "message": 'Invalid value: "string":  in body must be of type object: "string"', "field": "status"},
+        {"reason": "FieldValueInvalid", "field": ".status.replicas",
+         "message": "Invalid value: 0: .status.replicas accessor error: x is of the type string, expected map[string]interface{}"},
+        {"reason": "FieldValueInvalid", "field": ".status.selector",
+         "message": 'Invalid value: "": .status.selector accessor error: x is of the type string, expected map[string]interface{}'},
+    ]  # fmt: skip
+
+
+LIST = f"{SCHEMA}.properties[l]"
+
+
+def list_schema(**list_fields: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"l": {"type": "array", **list_fields}}}
+
+
+# validation.go ValidateCustomResourceDefinitionOpenAPISchema (map keys) and
+# validateMapListKeysMapSet (requireMapListKeysMapSetValidation, true on create).
+def test_list_map_keys_must_be_required_or_defaulted_and_not_nullable(raw: Raw) -> None:
+    item = {"type": "object", "nullable": True, "properties": {
+        "a": {"type": "string"}, "b": {"type": "string", "nullable": True},
+        "c": {"type": "string", "default": "x"}, "d": {"type": "string"}}, "required": ["d"]}  # fmt: skip
+    got = crd_causes(raw, list_schema(items=item, **{"x-kubernetes-list-type": "map",
+                     "x-kubernetes-list-map-keys": ["a", "b", "c", "d"]}))  # fmt: skip
+    assert got == [
+        {"reason": "FieldValueForbidden", "field": f"{LIST}.items.nullable",
+         "message": "Forbidden: cannot be nullable when x-kubernetes-list-type is map"},
+        {"reason": "FieldValueRequired", "field": f"{LIST}.items.properties[a].default",
+         "message": "Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"},
+        {"reason": "FieldValueRequired", "field": f"{LIST}.items.properties[b].default",
+         "message": "Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"},
+        {"reason": "FieldValueForbidden", "field": f"{LIST}.items.properties[b].nullable",
+         "message": "Forbidden: this property is in x-kubernetes-list-map-keys, so it cannot be nullable"},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("list_fields", "expected"),
+    [
+        ({"x-kubernetes-list-map-keys": ["a"]},
+         [("FieldValueRequired", f"{LIST}.x-kubernetes-list-type",
+           "Required value: must be map if x-kubernetes-list-map-keys is non-empty")]),
+        ({"x-kubernetes-list-type": "set", "x-kubernetes-list-map-keys": ["a"]},
+         [("FieldValueInvalid", f"{LIST}.items.x-kubernetes-map-type",
+           'Invalid value: "null": must be atomic as item of a list with x-kubernetes-list-type=set'),
+          ("FieldValueInvalid", f"{LIST}.x-kubernetes-list-type",
+           'Invalid value: "set": must be map if x-kubernetes-list-map-keys is non-empty')]),
+        ({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["a", "z", "a"]},
+         [("FieldValueInvalid", f"{LIST}.x-kubernetes-list-map-keys",
+           'Invalid value: []string{"a", "z", "a"}: entries must all be names of item properties'),
+          ("FieldValueInvalid", f"{LIST}.x-kubernetes-list-map-keys",
+           'Invalid value: []string{"a", "z", "a"}: must not contain duplicate entries')]),
+        ({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["o"]},
+         [("FieldValueInvalid", f"{LIST}.items.properties[o].type",
+           "Invalid value: \"object\": must be a scalar type if parent array's x-kubernetes-list-type is map")]),
+    ],
+)  # fmt: skip
+def test_list_map_keys_crd_errors(
+    raw: Raw, list_fields: dict[str, Any], expected: list[tuple[str, str, str]]
+) -> None:
+    item = {"type": "object", "required": ["a", "o"], "properties": {
+        "a": {"type": "string"}, "o": {"type": "object", "properties": {"x": {"type": "string"}}}}}  # fmt: skip
+    got = crd_causes(raw, list_schema(items=item, **list_fields))
+    assert [(c["reason"], c["field"], c["message"]) for c in got] == expected
+
+
+MERGE = "application/merge-patch+json"
+SMP = "application/strategic-merge-patch+json"
+
+
+# subresources_test.go TestStatusSubresource, TestGeneration, TestScaleSubresource
+# and TestSubresourcePatch on one object: create drops status; a status write
+# keeps the spec and the generation, a main write keeps the status and bumps
+# the generation; /scale shows and writes only the replicas; no-op and empty
+# patches of either subresource leave the resourceVersion; no strategic merge.
+def test_status_and_scale_subresources(raw: Raw) -> None:
+    serve(raw, {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}, SCALE)  # fmt: skip
+    code, _, obj = raw("POST", ZEROS, zero("z", spec={"num": 10, "replicas": 3}, status={"replicas": 7}))  # fmt: skip
+    assert code == 201, obj
+    assert "status" not in obj
+    assert obj["metadata"]["generation"] == 1
+    code, _, obj = put_status(raw, "z", spec={"num": 20, "replicas": 3}, status={"num": 20})
+    assert code == 200, obj
+    assert (obj["spec"]["num"], obj["status"]["num"], obj["metadata"]["generation"]) == (10, 20, 1)
+    code, _, obj = put(raw, "z", spec={"num": 40, "replicas": 3}, status={"num": 40})
+    assert code == 200, obj
+    assert (obj["spec"]["num"], obj["status"]["num"], obj["metadata"]["generation"]) == (40, 20, 2)
+
+    patch = {"spec": {"num": 999}, "status": {"num": 999}}
+    code, _, obj = raw("PATCH", f"{ZEROS}/z/status", patch, MERGE)
+    assert code == 200, obj
+    assert (obj["spec"]["num"], obj["status"]["num"], obj["metadata"]["generation"]) == (40, 999, 2)
+    rv = obj["metadata"]["resourceVersion"]
+    for body in (patch, {}):
+        code, _, obj = raw("PATCH", f"{ZEROS}/z/status", body, MERGE)
+        assert (code, obj["metadata"]["resourceVersion"]) == (200, rv), obj
+
+    code, _, obj = put_status(raw, "z", status={"num": 999, "selector": "bar"})
+    assert code == 200, obj
+    code, _, scale = raw("GET", f"{ZEROS}/z/scale")
+    assert code == 200, scale
+    assert (scale["kind"], scale["apiVersion"]) == ("Scale", "autoscaling/v1")
+    assert scale["spec"] == {"replicas": 3}
+    assert scale["status"] == {"replicas": 0, "selector": "bar"}
+    scale["spec"]["replicas"] = 5
+    scale["status"]["selector"] = "baz"
+    code, _, scale = raw("PUT", f"{ZEROS}/z/scale", scale)
+    assert code == 200, scale
+    assert (scale["spec"], scale["status"]) == ({"replicas": 5}, {"replicas": 0, "selector": "bar"})
+    code, _, obj = raw("GET", f"{ZEROS}/z")
+    assert (obj["spec"]["replicas"], obj["status"]["selector"]) == (5, "bar")
+    assert obj["metadata"]["generation"] == 3
+
+    patch = {"spec": {"replicas": 7}, "status": {"replicas": 7}}
+    code, _, scale = raw("PATCH", f"{ZEROS}/z/scale", patch, MERGE)
+    assert code == 200, scale
+    assert (scale["spec"], scale["status"]["replicas"]) == ({"replicas": 7}, 0)
+    rv = scale["metadata"]["resourceVersion"]
+    for body in (patch, {}):
+        code, _, scale = raw("PATCH", f"{ZEROS}/z/scale", body, MERGE)
+        assert (code, scale["metadata"]["resourceVersion"]) == (200, rv), scale
+    for sub in ("status", "scale"):
+        code, _, status = raw("PATCH", f"{ZEROS}/z/{sub}", patch, SMP)
+        assert code == 415, status
+        assert status["reason"] == "UnsupportedMediaType"
+
+    code, _, status = put(raw, "z", spec={"replicas": 2**63 - 1})
+    assert code == 422, status
+    assert status["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "field": ".spec.replicas",
+         "message": "Invalid value: 9223372036854775807: should be less than or equal to 2147483647"}
+    ]  # fmt: skip
+
+
+# validation.go ValidateCustomResourceDefinitionSubresources / validateSimpleJSONPath
+# (TestScaleSubresource: "foo,bar" is refused).
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("specReplicasPath", "foo,bar", 'Invalid value: "foo,bar": must be a simple json path starting with .'),
+        ("specReplicasPath", ".status.r", 'Invalid value: ".status.r": should be a json path under .spec'),
+        ("statusReplicasPath", ".spec.r", 'Invalid value: ".spec.r": should be a json path under .status'),
+        ("labelSelectorPath", ".metadata.labels",
+         'Invalid value: ".metadata.labels": should be a json path under either .spec or .status'),
+        ("statusReplicasPath", "", "Required value"),
+    ],
+)  # fmt: skip
+def test_scale_paths_must_be_json_paths(raw: Raw, key: str, value: str, message: str) -> None:
+    manifest = crds.crd("foos", "Foo", subresources={**SCALE, "scale": {**SCALE["scale"], key: value}})  # fmt: skip
+    code, _, status = raw("POST", CRDS, manifest)
+    assert code == 422, status
+    assert status["details"]["causes"] == [
+        {"reason": "FieldValueRequired" if not value else "FieldValueInvalid",
+         "field": f"spec.versions[0].subresources.scale.{key}", "message": message}
+    ]  # fmt: skip
+
+
+TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io, application/json"
+TABLE_V1BETA1 = "application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json"
+
+
+# table_test.go TestTableGet: additionalPrinterColumns with their type, format,
+# description (a default one naming the path) and priority; an integer column
+# of a string value is null, a string column of an array is its JSON.
+@pytest.mark.parametrize("accept", [TABLE_V1, TABLE_V1BETA1])
+def test_printer_columns_table(raw: Raw, accept: str) -> None:
+    columns = [
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        {"name": "Alpha", "type": "string", "jsonPath": ".spec.alpha"},
+        {"name": "Beta", "type": "integer", "description": "the beta field", "format": "int64",
+         "priority": 42, "jsonPath": ".spec.beta"},
+        {"name": "Gamma", "type": "integer", "description": "a column with wrongly typed values",
+         "jsonPath": ".spec.gamma"},
+        {"name": "Epsilon", "type": "string", "description": "an array of integers as string",
+         "jsonPath": ".spec.epsilon"},
+    ]  # fmt: skip
+    manifest = crds.crd("zeros", "Zero", scope="Cluster")
+    manifest["spec"]["versions"][0]["additionalPrinterColumns"] = columns
+    assert raw("POST", CRDS, manifest)[0] == 201
+    wait_for(lambda: raw("GET", ZEROS)[0] == 200, what="zeros to be served")
+    spec = {"alpha": "foo_123", "beta": 10, "gamma": "bar", "delta": "hello", "epsilon": [1, 2, 3]}
+    assert raw("POST", ZEROS, zero("foo", spec=spec))[0] == 201
+    code, _, tbl = raw("GET", ZEROS, headers={"Accept": accept})
+    assert code == 200, tbl
+    assert tbl["kind"] == "Table"
+    assert tbl["apiVersion"] == ("meta.k8s.io/v1" if accept == TABLE_V1 else "meta.k8s.io/v1beta1")
+    defs = tbl["columnDefinitions"]
+    assert (defs[0]["name"], defs[0]["type"], defs[0]["format"]) == ("Name", "string", "name")
+    assert defs[1:] == [
+        {"name": "Age", "type": "date", "format": "", "priority": 0,
+         "description": "Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"},
+        {"name": "Alpha", "type": "string", "format": "", "priority": 0,
+         "description": "Custom resource definition column (in JSONPath format): .spec.alpha"},
+        {"name": "Beta", "type": "integer", "format": "int64", "priority": 42,
+         "description": "the beta field"},
+        {"name": "Gamma", "type": "integer", "format": "", "priority": 0,
+         "description": "a column with wrongly typed values"},
+        {"name": "Epsilon", "type": "string", "format": "", "priority": 0,
+         "description": "an array of integers as string"},
+    ]  # fmt: skip
+    (row,) = tbl["rows"]
+    cells = row["cells"]
+    assert cells[0] == "foo"
+    assert cells[1].endswith("s")
+    assert cells[2:] == ["foo_123", 10, None, "[1,2,3]"]
+
+
+# tableconvertor.go cellForJSONValue and jsonpath PrintResults (string
+# columns: a non-string value as its JSON): a date that does not parse is
+# "<invalid>", an integer column truncates a float, a number column widens an
+# integer, a value of another type (or a missing one) is null.
+def test_printer_column_cells_by_type(raw: Raw) -> None:
+    cols = [("d", "date"), ("i", "integer"), ("n", "number"), ("b", "boolean"),
+            ("s", "string"), ("o", "string"), ("f", "string"), ("m", "string")]  # fmt: skip
+    manifest = crds.crd("zeros", "Zero", scope="Cluster")
+    manifest["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": name.upper(), "type": typ, "jsonPath": f".spec.{name}"} for name, typ in cols
+    ]
+    assert raw("POST", CRDS, manifest)[0] == 201
+    wait_for(lambda: raw("GET", ZEROS)[0] == 200, what="zeros to be served")
+    spec = {"d": "yesterday", "i": 3.7, "n": 2, "b": "true", "s": 1.5,
+            "o": {"b": [True, None], "a": "x"}, "f": 1e21}  # fmt: skip
+    assert raw("POST", ZEROS, zero("foo", spec=spec))[0] == 201
+    code, _, tbl = raw("GET", ZEROS, headers={"Accept": TABLE_V1})
+    assert code == 200, tbl
+    cells = tbl["rows"][0]["cells"][1:]
+    assert cells == ["<invalid>", 3, 2.0, None, "1.5", '{"a":"x","b":[true,null]}', "1e+21", None]
+
+
+# versioning_test.go testStoragedVersionInCRDStatus and basic_test.go
+# testSimpleVersionedCRUD (conversion strategy None): every served version
+# reads and writes the same objects with its own apiVersion, an unserved
+# version is not found, and status.storedVersions keeps each storage version.
+def test_versions_with_none_conversion(raw: Raw) -> None:
+    manifest = crds.crd("zeros", "Zero", scope="Cluster", version="v1beta1")
+    v1beta1 = manifest["spec"]["versions"][0]
+    v1beta2 = {**v1beta1, "name": "v1beta2", "storage": False}
+    v0 = {**v1beta1, "name": "v0", "served": False, "storage": False}
+    manifest["spec"]["versions"] = [v1beta1, v1beta2, v0]
+    code, _, crd = raw("POST", CRDS, manifest)
+    assert code == 201, crd
+    assert crd["spec"]["conversion"] == {"strategy": "None"}
+    base = "/apis/example.com"
+    wait_for(lambda: raw("GET", f"{base}/v1beta2/zeros")[0] == 200, what="zeros to be served")
+    obj = {"apiVersion": "example.com/v1beta2", "kind": "Zero", "metadata": {"name": "z"}, "spec": {"a": 1}}  # fmt: skip
+    code, _, created = raw("POST", f"{base}/v1beta2/zeros", obj)
+    assert code == 201, created
+    assert created["apiVersion"] == "example.com/v1beta2"
+    code, _, got = raw("GET", f"{base}/v1beta1/zeros/z")
+    assert (code, got["apiVersion"], got["spec"]) == (200, "example.com/v1beta1", {"a": 1})
+    code, _, listed = raw("GET", f"{base}/v1beta1/zeros")
+    assert [i["apiVersion"] for i in listed["items"]] == ["example.com/v1beta1"]
+    assert listed["apiVersion"] == "example.com/v1beta1"
+    for method, path, body in (("GET", "/z", None), ("GET", "", None), ("POST", "", obj)):
+        code, _, status = raw(method, f"{base}/v0/zeros{path}", body)
+        assert (code, status["reason"]) == (404, "NotFound"), status
+    # A body of another version is refused by the version written to
+    # (update.go / create.go AcceptsGroupVersion: only the endpoint's).
+    code, _, status = raw("PUT", f"{base}/v1beta1/zeros/z", {**got, "apiVersion": "example.com/v1beta2"})  # fmt: skip
+    assert (code, status["reason"]) == (400, "BadRequest"), status
+    assert status["message"] == (
+        "the API version in the data (example.com/v1beta2) does not match the expected "
+        "API version (example.com/v1beta1)"
+    )
+    code, _, status = raw("POST", f"{base}/v1beta1/zeros", {**obj, "metadata": {"name": "y"}})
+    assert (code, status["reason"]) == (400, "BadRequest"), status
+    code, _, crd = raw("GET", f"{CRDS}/zeros.example.com")
+    assert crd["status"]["storedVersions"] == ["v1beta1"]
+    crd["spec"]["versions"][0]["storage"] = False
+    crd["spec"]["versions"][1]["storage"] = True
+    code, _, crd = raw("PUT", f"{CRDS}/zeros.example.com", crd)
+    assert code == 200, crd
+    assert crd["status"]["storedVersions"] == ["v1beta1", "v1beta2"]
+    code, _, got = raw("GET", f"{base}/v1beta1/zeros/z")
+    assert (code, got["apiVersion"]) == (200, "example.com/v1beta1")
+
+
+# validation.go ValidateCustomResourceColumnDefinition: the type and format
+# from fixed sets (sorted in the message), a simple JSONPath (the internal
+# field name, "JSONPath"); names need not be unique.
+def test_printer_column_definitions_are_validated(raw: Raw) -> None:
+    manifest = crds.crd("foos", "Foo")
+    manifest["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": "A", "type": "float", "format": "int16", "jsonPath": "spec.a"},
+        {"name": "A", "jsonPath": ".spec.a"},
+        {"name": "", "type": "string", "format": "date-time"},
+    ]
+    code, _, status = raw("POST", CRDS, manifest)
+    assert code == 422, status
+    col = "spec.versions[0].additionalPrinterColumns"
+    assert [(c["reason"], c["field"], c["message"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", f"{col}[0].type", 'Invalid value: "float": must be one of boolean,date,integer,number,string'),
+        ("FieldValueInvalid", f"{col}[0].format",
+         'Invalid value: "int16": must be one of byte,date,date-time,double,float,int32,int64,password'),
+        ("FieldValueInvalid", f"{col}[0].JSONPath", 'Invalid value: "spec.a": must be a simple json path starting with .'),
+        ("FieldValueRequired", f"{col}[1].type", "Required value: must be one of boolean,date,integer,number,string"),
+        ("FieldValueRequired", f"{col}[2].name", "Required value"),
+        ("FieldValueRequired", f"{col}[2].JSONPath", "Required value"),
+    ]  # fmt: skip
+
+
+# tableconvertor.New: a column whose JSONPath does not parse ends the list
+# (the convertor keeps the columns before it; the handler logs and serves it).
+def test_printer_columns_stop_at_an_unparsable_json_path(raw: Raw) -> None:
+    manifest = crds.crd("zeros", "Zero", scope="Cluster")
+    manifest["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": "A", "type": "string", "jsonPath": ".spec.a"},
+        {"name": "B", "type": "string", "jsonPath": ".spec.b["},
+        {"name": "C", "type": "string", "jsonPath": ".spec.c"},
+    ]
+    code, _, body = raw("POST", CRDS, manifest)
+    assert code == 201, body
+    wait_for(lambda: raw("GET", ZEROS)[0] == 200, what="zeros to be served")
+    assert raw("POST", ZEROS, zero("foo", spec={"a": "x", "b": "y", "c": "z"}))[0] == 201
+    code, _, tbl = raw("GET", ZEROS, headers={"Accept": TABLE_V1})
+    assert code == 200, tbl
+    assert [c["name"] for c in tbl["columnDefinitions"]] == ["Name", "A"]
+    assert tbl["rows"][0]["cells"] == ["foo", "x"]
+
+
+# validation.go ValidateCustomResourceDefinitionOpenAPISchema: x-kubernetes-map-type
+# needs an object and is atomic or granular; a set's items are atomic
+# (requireAtomicSetType, true on create; the bad value is the item's
+# x-kubernetes-list-type, a nil pointer printed "null").
+@pytest.mark.parametrize(
+    ("prop", "expected"),
+    [
+        ({"type": "string", "x-kubernetes-map-type": "atomic"},
+         [("FieldValueInvalid", "type", 'Invalid value: "string": must be object if x-kubernetes-map-type is specified')]),
+        ({"type": "object", "x-kubernetes-map-type": "foo"},
+         [("FieldValueNotSupported", "x-kubernetes-map-type", 'Unsupported value: "foo": supported values: "atomic", "granular"')]),
+        ({"type": "array", "x-kubernetes-list-type": "set",
+          "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
+         [("FieldValueInvalid", "items.x-kubernetes-map-type",
+           'Invalid value: "null": must be atomic as item of a list with x-kubernetes-list-type=set')]),
+        ({"type": "array", "x-kubernetes-list-type": "set",
+          "items": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}},
+         [("FieldValueInvalid", "items.x-kubernetes-list-type",
+           'Invalid value: "set": must be atomic as item of a list with x-kubernetes-list-type=set')]),
+    ],
+)  # fmt: skip
+def test_map_type_and_set_item_rules(
+    raw: Raw, prop: dict[str, Any], expected: list[tuple[str, str, str]]
+) -> None:
+    got = crd_causes(raw, {"type": "object", "properties": {"l": prop}})
+    assert [(c["reason"], c["field"], c["message"]) for c in got] == [
+        (reason, f"{LIST}.{field}", message) for reason, field, message in expected
+    ]
+
+
+def test_atomic_set_items_are_fine(raw: Raw) -> None:
+    items = {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"a": {"type": "string"}}}  # fmt: skip
+    schema = {"type": "object", "properties": {"l": {"type": "array", "x-kubernetes-list-type": "set", "items": items}}}  # fmt: skip
+    code, _, body = raw("POST", CRDS, crds.crd("foos", "Foo", schema=schema))
+    assert code == 201, body
+
+
+# validation.go ValidateCustomResourceDefinitionOpenAPISchema, each
+# x-kubernetes-validations rule: rule, message, messageExpression, reason and
+# fieldPath checks, one else-if chain for rule and message.
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ({"rule": "  "}, [("FieldValueRequired", "rule", "Required value: rule is not specified")]),
+        ({"rule": "true", "message": "  "},
+         [("FieldValueInvalid", "message", 'Invalid value: "  ": message must be non-empty if specified')]),
+        ({"rule": "true &&\ntrue"},
+         [("FieldValueRequired", "message", "Required value: message must be specified if rule contains line breaks")]),
+        ({"rule": "true", "messageExpression": " "},
+         [("FieldValueRequired", "messageExpression", "Required value: messageExpression must be non-empty if specified")]),
+        ({"rule": "true", "fieldPath": " "},
+         [("FieldValueInvalid", "fieldPath", 'Invalid value: " ": fieldPath must be non-empty if specified'),
+          ("FieldValueInvalid", "fieldPath", 'Invalid value: " ": fieldPath must be a valid path')]),
+        ({"rule": "true", "fieldPath": ".a\\n"},
+         [("FieldValueInvalid", "fieldPath", 'Invalid value: ".a\\\\n": fieldPath must be a valid path')]),
+        ({"rule": "true", "fieldPath": ".a\n"},
+         [("FieldValueInvalid", "fieldPath", 'Invalid value: ".a\\n": fieldPath must not contain line breaks'),
+          ("FieldValueInvalid", "fieldPath", 'Invalid value: ".a\\n": fieldPath must be a valid path')]),
+        ({"rule": "true", "fieldPath": "['a']"}, []),
+        ({"rule": "true", "fieldPath": ".nope"},
+         [("FieldValueInvalid", "fieldPath", 'Invalid value: ".nope": fieldPath must be a valid path')]),
+    ],
+)  # fmt: skip
+def test_validation_rule_fields_are_checked(
+    raw: Raw, rule: dict[str, Any], expected: list[tuple[str, str, str]]
+) -> None:
+    prop = {"type": "object", "properties": {"a": {"type": "string"}}, "x-kubernetes-validations": [rule]}  # fmt: skip
+    if not expected:
+        schema = {"type": "object", "properties": {"l": prop}}
+        code, _, body = raw("POST", CRDS, crds.crd("foos", "Foo", schema=schema))
+        assert code == 201, body
+        return
+    got = crd_causes(raw, {"type": "object", "properties": {"l": prop}})
+    base = f"{LIST}.x-kubernetes-validations[0]"
+    assert [(c["reason"], c["field"], c["message"]) for c in got] == [
+        (reason, f"{base}.{field}", message) for reason, field, message in expected
+    ]
+
+
+# validation.go validateCustomResourceConversion (v1's conversion.webhook is
+# the internal webhookClientConfig / conversionReviewVersions, hence the paths).
+@pytest.mark.parametrize(
+    ("conversion", "expected"),
+    [
+        ({"strategy": "Foo"},
+         [("FieldValueNotSupported", "spec.conversion.strategy", 'Unsupported value: "Foo": supported values: "None", "Webhook"')]),
+        ({"strategy": "Webhook"},
+         [("FieldValueRequired", "spec.conversion.webhookClientConfig", "Required value: required when strategy is set to Webhook"),
+          ("FieldValueRequired", "spec.conversion.conversionReviewVersions", "Required value")]),
+        ({"strategy": "Webhook", "webhook": {"clientConfig": {}, "conversionReviewVersions": ["v9", "v9"]}},
+         [("FieldValueRequired", "spec.conversion.webhookClientConfig", "Required value: exactly one of url or service is required"),
+          ("FieldValueInvalid", "spec.conversion.conversionReviewVersions[1]", 'Invalid value: "v9": duplicate version'),
+          ("FieldValueInvalid", "spec.conversion.conversionReviewVersions",
+           'Invalid value: []string{"v9", "v9"}: must include at least one of v1, v1beta1')]),
+        ({"strategy": "None", "webhook": {"clientConfig": {"url": "https://x.example.com"}, "conversionReviewVersions": ["v1"]}},
+         [("FieldValueForbidden", "spec.conversion.webhookClientConfig", "Forbidden: should not be set when strategy is not set to Webhook"),
+          ("FieldValueForbidden", "spec.conversion.conversionReviewVersions", "Forbidden: should not be set when strategy is not set to Webhook")]),
+    ],
+)  # fmt: skip
+def test_conversion_is_validated(
+    raw: Raw, conversion: dict[str, Any], expected: list[tuple[str, str, str]]
+) -> None:
+    manifest = crds.crd("foos", "Foo")
+    manifest["spec"]["conversion"] = conversion
+    code, _, status = raw("POST", CRDS, manifest)
+    assert code == 422, status
+    assert [
+        (c["reason"], c["field"], c["message"]) for c in status["details"]["causes"]
+    ] == expected

@@ -9,12 +9,15 @@ by the module; every test works in its own namespace.
 
 from __future__ import annotations
 
+import http.client
 import itertools
 import json
 import subprocess
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.kubectl import KUBECTL, Kubectl
@@ -1261,3 +1264,666 @@ def test_save_config(kubectl: Cmd) -> None:
     assert "autoscaling/" in kubectl.out(
         "get", "hpa.autoscal", "-o=jsonpath={.items[0].apiVersion}"
     )
+
+
+# --- request bodies ----------------------------------------------------------
+
+
+def _post(server: APIServer, path: str, body: bytes, ctype: str | None) -> tuple[int, Any]:
+    # (http.client: urllib would add a form Content-Type to a body without one)
+    headers = {"Authorization": "Bearer embedded"}
+    if ctype is not None:
+        headers["Content-Type"] = ctype
+    url = urllib.parse.urlsplit(server.url)
+    conn = http.client.HTTPConnection(url.hostname or "", url.port)
+    try:
+        conn.request("POST", path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+def test_create_raw_body_is_json_unless_the_content_type_says_yaml(
+    kubectl: Cmd, server: APIServer
+) -> None:
+    # create.sh run_kubectl_create_error_tests: "Posting a pod to namespaces
+    # should fail". kubectl create --raw sends the file as it is; kube-apiserver
+    # decodes a body as JSON unless its Content-Type says otherwise
+    # (NegotiateInputSerializerForMediaType: no Content-Type is the first
+    # supported type, application/json), so the YAML file is a JSON syntax
+    # error of SimpleMetaFactory.Interpret, reported by transformDecodeError
+    # with summarizeData of the body.
+    pod = kubectl.write("valid-pod.yaml", VALID_POD)
+    msg = kubectl.fails("create", "--raw", "/api/v1/namespaces", "-f", pod)
+    assert (
+        "the object provided is unrecognized (must be of type Namespace): couldn't get "
+        "version/kind; json parse error: invalid character 'a' looking for beginning of value "
+        f"({VALID_POD[:30].encode().hex()} ...)"
+    ) in msg, msg
+    path = f"/api/v1/namespaces/{kubectl.ns}/configmaps"
+    cm_yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: by-yaml\n"
+    for ctype in (None, "application/json"):
+        code, status = _post(server, path, cm_yaml, ctype)
+        assert code == 400 and "json parse error: invalid character 'a'" in status["message"]
+    assert _post(server, path, cm_yaml, "application/yaml")[0] == 201
+    # (sigs.k8s.io/yaml.YAMLToJSON reads the first document of a stream)
+    two_docs = cm_yaml.replace(b"by-yaml", b"first") + b"---\nkind: [broken\n"
+    assert _post(server, path, two_docs, "application/yaml; charset=utf-8")[0] == 201
+    code, status = _post(server, path, cm_yaml, "text/plain")
+    assert (code, status["reason"], status["message"]) == (
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    )
+    # Go's scanner, not Python's: NaN, a trailing comma, garbage after the value.
+    for body, err in (
+        (b'{"a": NaN}', "invalid character 'N' looking for beginning of value"),
+        (b'{"a": 1,}', "invalid character '}' looking for beginning of object key string"),
+        (b'{"kind": "ConfigMap"} x', "invalid character 'x' after top-level value"),
+        (b'{"a": [1 2]}', "invalid character '2' after array element"),
+        (b'{"a" 1}', "invalid character '1' after object key"),
+        (b'{"a": tru}', "invalid character '}' in literal true (expecting 'e')"),
+        (b'{"a": 01}', "invalid character '1' after object key:value pair"),
+        (b'{"a": "\\q"}', "invalid character 'q' in string escape code"),
+        (b'{"a": 1', "unexpected end of JSON input"),
+    ):
+        code, status = _post(server, path, body, "application/json")
+        assert code == 400, body
+        assert f"couldn't get version/kind; json parse error: {err} (" in status["message"], (
+            body,
+            status["message"],
+        )
+
+
+# --- events.sh ---------------------------------------------------------------
+
+
+def test_events(kubectl: Cmd) -> None:
+    # events.sh run_kubectl_events_tests. No CronJob controller runs here: the
+    # event it records for the unparsable schedule is created by hand.
+    ns = kubectl.ns
+    assert "InvalidSchedule" not in kubectl.out("events", "-A")
+    kubectl(
+        "create", "cronjob", "pi", "--schedule=59 23 31 2 *", "--image=perl",
+        "--", "perl", "-Mbignum=bpi", "-wle", "print bpi(20)",
+    )  # fmt: skip
+    uid = kubectl.get("cronjob/pi", "{{.metadata.uid}}")
+    kubectl("create", "-f", "-", stdin=f"""\
+apiVersion: v1
+kind: Event
+metadata:
+  name: pi.1800000000000000
+involvedObject:
+  apiVersion: batch/v1
+  kind: CronJob
+  name: pi
+  namespace: {ns}
+  uid: {uid}
+reason: InvalidSchedule
+message: "invalid schedule: 59 23 31 2 * : time difference between two schedules is less \\
+  than 1 second"
+type: Warning
+source: {{component: cronjob-controller}}
+firstTimestamp: "2024-01-01T00:00:00Z"
+lastTimestamp: "2024-01-01T00:00:00Z"
+count: 1
+""")  # fmt: skip
+    # Another object's event, which --for leaves out.
+    kubectl("create", "-f", "-", stdin=f"""\
+apiVersion: v1
+kind: Event
+metadata:
+  name: other.1800000000000000
+involvedObject: {{apiVersion: batch/v1, kind: Job, name: pi, namespace: {ns}}}
+reason: Completed
+message: done
+type: Normal
+""")  # fmt: skip
+    for args in (("-A",), ("-n", ns)):
+        out = kubectl.out("events", *args)
+        assert "Warning" in out and "InvalidSchedule" in out and "CronJob/pi" in out, args
+    out = kubectl.out("events", "--for=Cronjob/pi")
+    assert "InvalidSchedule" in out and "Completed" not in out
+    lines = out.splitlines()
+    assert lines[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    proc = kubectl("events", "--for=Cronjob/pi", "--watch", "--request-timeout=1", check=False)
+    assert "InvalidSchedule" in proc.stdout
+    assert "InvalidSchedule" in kubectl.out("events", "--for=Cronjob/pi", "--types=Warning")
+    assert "InvalidSchedule" not in kubectl.out("events", "--for=Cronjob/pi", "--types=Normal")
+    out = kubectl.out("events", "--for=Cronjob/pi", "--no-headers")
+    assert "LAST SEEN" not in out and "InvalidSchedule" in out
+    for fmt in ("json", "yaml"):
+        out = kubectl.out("events", "--for=Cronjob/pi", f"--output={fmt}")
+        assert "InvalidSchedule" in out and "Completed" not in out, fmt
+    # The events Table (printEvent): an events.k8s.io/v1 event read as core/v1
+    # names its reporter in reportingComponent (formatEventSource).
+    kubectl("create", "-f", "-", stdin="""\
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: new.1800000000000000}
+eventTime: "2024-01-01T00:00:00.000000Z"
+reportingController: example.com/ctrl
+reportingInstance: ctrl-0
+action: Sync
+reason: Synced
+regarding: {kind: Pod, name: p}
+type: Normal
+note: " synced "
+""")  # fmt: skip
+    for what in ("events", "events.v1.events.k8s.io"):
+        rows = _rows(kubectl.out("get", what, "new.1800000000000000", "-o", "wide", "--no-headers"))
+        assert rows[0][1:7] + rows[0][8:] == [
+            "Normal", "Synced", "pod/p", "example.com/ctrl,", "ctrl-0", "synced", "1",
+            "new.1800000000000000",
+        ], what  # fmt: skip
+
+
+# --- delete.sh ---------------------------------------------------------------
+
+
+def test_delete_all_namespaces_selector_now_and_cascades(kubectl: Cmd) -> None:
+    # delete.sh run_kubectl_delete_allnamespaces_tests
+    two = f"{kubectl.ns}-two"
+    kubectl("create", "namespace", two)
+    kubectl("create", "configmap", "one")
+    kubectl("create", "configmap", "two", f"--namespace={two}")
+    kubectl("label", "configmap", "one", "deletetest=true")
+    kubectl("label", "configmap", "two", f"--namespace={two}", "deletetest=true")
+    for dry in ("client", "server"):
+        kubectl("delete", "configmap", f"--dry-run={dry}", "-l", "deletetest=true", "-A")
+    assert kubectl.get("configmap -l deletetest", IDS) == "one:"
+    assert kubectl.get(f"configmap -l deletetest -n {two}", IDS) == "two:"
+    out = kubectl.out("delete", "configmap", "-l", "deletetest=true", "--all-namespaces")
+    assert 'configmap "one" deleted' in out and 'configmap "two" deleted' in out
+    assert kubectl.get("configmap -l deletetest", IDS) == ""
+    assert kubectl.get(f"configmap -l deletetest -n {two}", IDS) == ""
+    # core.sh run_pod_tests: delete --now, --grace-period, --all, --wait=false
+    pod = kubectl.write("valid-pod.yaml", VALID_POD)
+    kubectl("create", "-f", pod)
+    msg = kubectl.fails("delete", "pods", "valid-pod", "--now", "--grace-period=0")
+    assert "error: --now and --grace-period cannot be specified together" in msg
+    assert 'pod "valid-pod" deleted' in kubectl.out("delete", "pods", "valid-pod", "--now")
+    kubectl("create", "-f", pod)
+    msg = kubectl.fails("delete", "pods")
+    assert "resource(s) were provided, but no name was specified" in msg
+    out = kubectl.out("delete", "pods", "--all", "--wait=false", "--grace-period=0", "--force")
+    assert 'pod "valid-pod" force deleted' in out
+    assert kubectl.get("pods", IDS) == ""
+    # apps.sh: --cascade=foreground waits for the dependents
+    kubectl("create", "-f", kubectl.write("d.yaml", _deployment("fg", R1, "name: fg")))
+    wait_for(lambda: kubectl.get("rs", IDS) != "", timeout=20)
+    out = kubectl.out("delete", "deployment", "fg", "--cascade=foreground")
+    assert 'deployment.apps "fg" deleted' in out
+    assert kubectl.get("deployments", IDS) == ""
+    wait_for(lambda: kubectl.get("rs", IDS) == "", timeout=20)
+
+
+# --- get.sh: server-side printing --------------------------------------------
+
+
+def test_get_server_side_printing_options(kubectl: Cmd) -> None:
+    # get.sh run_kubectl_get_tests and the printers of pkg/printers/internalversion
+    # (no kubelet: the pod stays Pending without an IP or a node).
+    kubectl("create", "-f", kubectl.write("valid-pod.yaml", VALID_POD))
+    kubectl("create", "-f", "-", stdin=VALID_POD.replace("name: valid-pod", "name: a-pod"))
+    kubectl("create", "service", "clusterip", "svc", "--tcp=80:8080", "--clusterip=None")
+    kubectl("create", "deployment", "dep", "--image=nginx:1.7.9", "--replicas=0")
+    rows = [line.split() for line in kubectl.out("get", "pods", "-o", "wide").splitlines()]
+    assert rows[0] == [
+        "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE",
+        "READINESS", "GATES",
+    ]  # fmt: skip
+    assert [r[0] for r in rows[1:]] == ["a-pod", "valid-pod"]
+    assert rows[1][1:4] + rows[1][5:] == [
+        "0/1",
+        "Pending",
+        "0",
+        "<none>",
+        "<none>",
+        "<none>",
+        "<none>",
+    ]
+    rows = [line.split() for line in kubectl.out("get", "deploy", "-o", "wide").splitlines()]
+    assert rows[0] == [
+        "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"
+    ]  # fmt: skip
+    assert rows[1][:4] + rows[1][5:] == ["dep", "0/0", "0", "0", "nginx", "nginx:1.7.9", "app=dep"]
+    rows = [line.split() for line in kubectl.out("get", "svc", "-o", "wide").splitlines()]
+    assert rows[0] == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
+    assert rows[1][:5] + rows[1][6:] == ["svc", "ClusterIP", "None", "<none>", "80/TCP", "app=svc"]
+    # --sort-by sorts the Table's rows by the objects it carries (includeObject=Object)
+    out = kubectl.out("get", "pods", "--sort-by=.metadata.name", "--no-headers", "-o", "name")
+    assert out.split() == ["pod/a-pod", "pod/valid-pod"]
+    kubectl("label", "pod", "valid-pod", "tier=z")
+    kubectl("label", "pod", "a-pod", "tier=y")
+    rows = [
+        r.split()
+        for r in kubectl.out(
+            "get", "pods", "--sort-by={.metadata.labels.tier}", "-L", "tier"
+        ).splitlines()
+    ]
+    assert rows[0][-1] == "TIER" and [(r[0], r[-1]) for r in rows[1:]] == [
+        ("a-pod", "y"),
+        ("valid-pod", "z"),
+    ]
+    kubectl("label", "pod", "valid-pod", "tier=a", "--overwrite")
+    out = kubectl.out(
+        "get", "pods", "--sort-by=.metadata.labels.tier", "--no-headers", "--show-labels"
+    )
+    rows = [r.split() for r in out.splitlines()]
+    assert [r[0] for r in rows] == ["valid-pod", "a-pod"]
+    assert rows[0][-1] == "name=valid-pod,tier=a"
+    # --output-watch-events: the initial list as ADDED events, then the changes
+    proc = kubectl(
+        "get", "pods", "valid-pod", "--watch", "--output-watch-events", "--request-timeout=1",
+        check=False,
+    )  # fmt: skip
+    lines = [line.split() for line in proc.stdout.splitlines()]
+    assert lines[0][:3] == ["EVENT", "NAME", "READY"] and lines[1][:3] == [
+        "ADDED",
+        "valid-pod",
+        "0/1",
+    ]
+    proc = kubectl(
+        "get", "pods", "--watch", "--output-watch-events", "-o", "json", "--request-timeout=1",
+        check=False,
+    )  # fmt: skip
+    first = json.loads(proc.stdout.splitlines()[0])  # (one event a line)
+    assert first["type"] == "ADDED" and first["object"]["kind"] == "Pod"
+
+
+# --- apps.sh: apply conflicts, daemonset and statefulset history -------------
+
+LABEL_CHANGE1 = _deployment("nginx", "registry.k8s.io/nginx:test-cmd", "name: nginx1").replace(
+    "  labels: {name: nginx1}\nspec:", "  labels: {name: nginx}\nspec:"
+)
+
+
+def test_apply_conflict_and_edit_last_applied(kubectl: Cmd) -> None:
+    # apps.sh run_kubectl_apply_deployments_tests (deployment-label-change1..3.yaml)
+    kubectl("apply", "-f", kubectl.write("c1.yaml", LABEL_CHANGE1))
+    change2 = LABEL_CHANGE1.replace("nginx1", "nginx2").replace(
+        "  name: nginx\n", '  name: nginx\n  resourceVersion: "99"\n', 1
+    )
+    c2 = kubectl.write("c2.yaml", change2)
+    assert "Error from server (Conflict)" in kubectl.fails("apply", "-f", c2)
+    # (then --force deletes and recreates it, and deployment-label-change3.yaml,
+    # conflicting and invalid, has kubectl restore the deleted object: client
+    # logic, left out for time, as each forced apply first waits out kubectl's
+    # five conflict retries)
+    out = kubectl.out("apply", "view-last-applied", "deploy/nginx", "-o", "json")
+    assert '"name": "nginx1"' in out
+    # apply.sh: edit-last-applied with a fake editor
+    editor = kubectl.tmp / "editor.sh"
+    editor.write_text('#!/usr/bin/env bash\nsed -i "s/test-cmd/edited/g" "$1"\n')
+    editor.chmod(0o755)
+    proc = subprocess.run(
+        [*kubectl.base, "apply", "edit-last-applied", "deploy/nginx"],
+        capture_output=True, text=True, timeout=60,
+        env={"EDITOR": str(editor), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = kubectl.out("apply", "view-last-applied", "deploy/nginx")
+    assert "registry.k8s.io/nginx:edited" in out
+    # (only the annotation changed: the live image stays)
+    assert kubectl.get("deployment nginx", IMAGE0.replace("range.items", "with .")) == (
+        "registry.k8s.io/nginx:test-cmd:"
+    )
+
+
+@pytest.fixture(scope="module")
+def workloads() -> Iterator[APIServer]:
+    with APIServer(simulate=("daemonsets", "statefulsets")) as srv:
+        yield srv
+
+
+PAUSE_V2 = "registry.k8s.io/pause:2.0"
+DS_R2 = "registry.k8s.io/pause:latest"
+DS_R2_2 = "registry.k8s.io/nginx:test-cmd"
+IMAGE1 = "{{range.items}}{{(index .spec.template.spec.containers 1).image}}:{{end}}"
+CONTAINERS = "{{range.items}}{{len .spec.template.spec.containers}}{{end}}"
+
+
+def test_daemonset_and_statefulset_history(workloads: APIServer, tmp_path: Path) -> None:
+    # apps.sh run_daemonset_history_tests (rollingupdate-daemonset.yaml, -rv2.yaml)
+    kubectl = Cmd(workloads, tmp_path)
+    kubectl("create", "namespace", "history")
+    config = Path(kubectl.kubeconfig)
+    config.write_text(config.read_text().replace("namespace: default", "namespace: history"))
+    ds1 = kubectl.write("ds.yaml", DAEMONSET)
+    kubectl("apply", "-f", ds1, "--record")
+    annotations = "{{range.items}}{{.metadata.annotations}}:{{end}}"
+    wait_for(lambda: "ds.yaml --record" in kubectl.get("controllerrevisions", annotations), 20)
+    kubectl("rollout", "undo", "daemonset", "--to-revision=1")
+    assert kubectl.get("daemonset", IMAGE0) == f"{PAUSE_V2}:"
+    ds2 = DAEMONSET.replace(
+        f"        image: {PAUSE_V2}\n",
+        f"        image: {DS_R2}\n      - name: app\n        image: {DS_R2_2}\n",
+    )
+    kubectl("apply", "-f", kubectl.write("ds-rv2.yaml", ds2), "--record")
+    assert kubectl.get("daemonset", IMAGE0) == f"{DS_R2}:"
+    assert kubectl.get("daemonset", IMAGE1) == f"{DS_R2_2}:"
+    wait_for(lambda: "ds-rv2.yaml --record" in kubectl.get("controllerrevisions", annotations), 20)
+    for dry in ("client", "server"):
+        kubectl("rollout", "undo", "daemonset", f"--dry-run={dry}")
+    assert kubectl.get("daemonset", IMAGE0) == f"{DS_R2}:"
+    assert kubectl.get("daemonset", CONTAINERS) == "2"
+    kubectl("rollout", "undo", "daemonset", "--to-revision=1")
+    assert kubectl.get("daemonset", IMAGE0) == f"{PAUSE_V2}:"
+    assert kubectl.get("daemonset", CONTAINERS) == "1"
+    msg = kubectl.fails("rollout", "undo", "daemonset", "--to-revision=1000000")
+    assert "unable to find specified revision" in msg
+    kubectl("rollout", "undo", "daemonset")
+    assert kubectl.get("daemonset", IMAGE1) == f"{DS_R2_2}:"
+    assert kubectl.get("daemonset", CONTAINERS) == "2"
+    history = kubectl.out("rollout", "history", "daemonset/bind")
+    lines = [line.split() for line in history.splitlines() if line.strip()]
+    assert lines[0] == ["daemonset.apps/bind"] and lines[1] == ["REVISION", "CHANGE-CAUSE"]
+    assert [line[0] for line in lines[2:]] == ["3", "4"], history
+    kubectl("delete", "-f", ds1)
+    # apps.sh run_statefulset_history_tests (rollingupdate-statefulset.yaml, -rv2.yaml)
+    sts = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: nginx
+spec:
+  selector:
+    matchLabels: {app: nginx-statefulset}
+  updateStrategy: {type: RollingUpdate}
+  serviceName: nginx
+  replicas: 0
+  template:
+    metadata:
+      labels: {app: nginx-statefulset}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: nginx
+        image: registry.k8s.io/nginx-slim:0.7
+        ports: [{containerPort: 80, name: web}]
+        command: [sh, -c, "while true; do sleep 1; done"]
+"""
+    kubectl("apply", "-f", kubectl.write("sts.yaml", sts), "--record")
+    wait_for(lambda: "sts.yaml --record" in kubectl.get("controllerrevisions", annotations), 20)
+    kubectl("rollout", "undo", "statefulset", "--to-revision=1")
+    assert kubectl.get("statefulset", IMAGE0) == "registry.k8s.io/nginx-slim:0.7:"
+    sts2 = sts.replace("nginx-slim:0.7", "nginx-slim:0.8").replace(
+        '        command: [sh, -c, "while true; do sleep 1; done"]\n',
+        '        command: [sh, -c, "while true; do sleep 1; done"]\n'
+        "      - name: pause\n        image: registry.k8s.io/pause:2.0\n",
+    )
+    kubectl("apply", "-f", kubectl.write("sts-rv2.yaml", sts2), "--record")
+    wait_for(lambda: "sts-rv2.yaml --record" in kubectl.get("controllerrevisions", annotations), 20)
+    for dry in ("client", "server"):
+        kubectl("rollout", "undo", "statefulset", f"--dry-run={dry}")
+    assert kubectl.get("statefulset", CONTAINERS) == "2"
+    kubectl("rollout", "undo", "statefulset", "--to-revision=1")
+    assert kubectl.get("statefulset", IMAGE0) == "registry.k8s.io/nginx-slim:0.7:"
+    assert kubectl.get("statefulset", CONTAINERS) == "1"
+    msg = kubectl.fails("rollout", "undo", "statefulset", "--to-revision=1000000")
+    assert "unable to find specified revision" in msg
+    kubectl("rollout", "undo", "statefulset")
+    assert kubectl.get("statefulset", IMAGE0) == "registry.k8s.io/nginx-slim:0.8:"
+    assert kubectl.get("statefulset", IMAGE1) == "registry.k8s.io/pause:2.0:"
+    out = kubectl.out("rollout", "status", "statefulset/nginx", "--timeout=10s")
+    assert "partitioned roll out complete" in out or "rolling update complete" in out, out
+
+
+# --- create.sh: the create subcommands, and their objects' Tables -------------
+
+
+def _rows(text: str) -> list[list[str]]:
+    return [line.split() for line in text.splitlines()]
+
+
+def test_create_subcommands_and_their_wide_tables(kubectl: Cmd) -> None:
+    # create.sh, rbac.sh and core.sh create cases; the rows are kube's printers
+    # (pkg/printers/internalversion/printers.go, always generated Wide).
+    kubectl("create", "secret", "generic", "s1", "--from-literal=a=b", "--from-literal=c=d")
+    kubectl(
+        "create", "secret", "docker-registry", "reg", "--docker-username=u",
+        "--docker-password=p", "--docker-server=srv", "--docker-email=e@x",
+    )  # fmt: skip
+    kubectl("create", "configmap", "cm1", "--from-literal=a=b")
+    rows = _rows(kubectl.out("get", "secrets,configmaps", "--no-headers"))
+    assert [r[:-1] for r in rows if "kube-root-ca" not in r[0]] == [
+        ["secret/reg", "kubernetes.io/dockerconfigjson", "1"],
+        ["secret/s1", "Opaque", "2"],
+        ["configmap/cm1", "1"],
+    ]
+    kubectl("create", "serviceaccount", "sa")
+    kubectl("create", "role", "r", "--verb=get,list", "--resource=pods,deployments.apps")
+    kubectl(
+        "create", "rolebinding", "rb", "--role=r", "--user=alice", "--user=bob",
+        "--group=devs", f"--serviceaccount={kubectl.ns}:sa",
+    )  # fmt: skip
+    rows = _rows(kubectl.out("get", "rolebinding", "rb", "-o", "wide"))
+    assert rows[0] == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    assert rows[1][:2] + rows[1][3:] == [
+        "rb",
+        "Role/r",
+        "alice,",
+        "bob",
+        "devs",
+        f"{kubectl.ns}/sa",
+    ]
+    crb = f"crb-{kubectl.ns}"
+    kubectl("create", "clusterrolebinding", crb, "--clusterrole=view", "--group=g1")
+    rows = _rows(kubectl.out("get", "clusterrolebinding", crb, "-o", "wide"))
+    assert rows[0] == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    assert rows[1][:2] + rows[1][3:] == [crb, "ClusterRole/view", "g1"]
+    kubectl("delete", "clusterrolebinding", crb)
+    # Endpoints: each subset's addresses port by port, the first three shown
+    kubectl("create", "-f", "-", stdin="""\
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ep}
+subsets:
+- addresses: [{ip: 10.0.0.1}, {ip: 10.0.0.2}]
+  ports: [{port: 80, name: a}, {port: 443, name: b}]
+- addresses: [{ip: "fd00::1"}]
+""")  # fmt: skip
+    assert _rows(kubectl.out("get", "endpoints", "ep", "--no-headers"))[0][1:4] == [
+        "10.0.0.1:80,10.0.0.2:80,10.0.0.1:443",
+        "+",
+        "2",
+    ]
+    kubectl("create", "-f", "-", stdin="""\
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ep6}
+subsets: [{addresses: [{ip: "fd00::1"}], ports: [{port: 80}]}, {addresses: [{ip: 10.0.0.9}]}]
+""")  # fmt: skip
+    assert _rows(kubectl.out("get", "endpoints", "ep6", "--no-headers"))[0][1] == (
+        "[fd00::1]:80,10.0.0.9"
+    )
+    kubectl("create", "-f", "-", stdin="""\
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ep-not-ready}
+subsets: [{notReadyAddresses: [{ip: 10.0.0.7}], ports: [{port: 80}]}]
+""")  # fmt: skip
+    rows = _rows(kubectl.out("get", "endpoints", "ep-not-ready", "--no-headers"))
+    assert [len(r) for r in rows] == [2] and rows[0][0] == "ep-not-ready"  # (an empty cell)
+    kubectl(
+        "create", "quota", "q", "--hard=cpu=1,pods=2,limits.memory=1G", "--scopes=NotBestEffort"
+    )
+    kubectl(
+        "create", "priorityclass", f"pc-{kubectl.ns}", "--value=1000", "--preemption-policy=Never"
+    )
+    kubectl("create", "pdb", "pdb", "--selector=app=x", "--min-available=50%")
+    kubectl(
+        "create", "ingress", "ing", "--class=default",
+        "--rule=foo.com/bar=svc1:8080,tls=my-cert", "--rule=/path*=svc2:http",
+    )  # fmt: skip
+    kubectl("create", "cronjob", "cj", "--image=busybox", "--schedule=*/1 * * * *")
+    ing = json.loads(kubectl.out("get", "ingress", "ing", "-o", "json"))["spec"]
+    assert [p["pathType"] for r in ing["rules"] for p in r["http"]["paths"]] == ["Exact", "Prefix"]
+    rows = _rows(kubectl.out("get", "pdb,ingress,cronjob", "-o", "wide", "--no-headers"))
+    assert rows[0][:4] == ["poddisruptionbudget.policy/pdb", "50%", "N/A", "0"]
+    assert rows[1][:5] == ["ingress.networking.k8s.io/ing", "default", "foo.com", "80,", "443"]
+    assert rows[2][:10] + rows[2][11:] == [
+        "cronjob.batch/cj", "*/1", "*", "*", "*", "*", "<none>", "false", "0", "<none>",
+        "cj", "busybox", "<none>",
+    ]  # fmt: skip
+    rows = _rows(kubectl.out("get", "quota", "q", "--no-headers"))
+    assert rows[0][:1] + rows[0][2:] == [
+        "q",
+        "cpu:",
+        "0/1,",
+        "pods:",
+        "0/2",
+        "limits.memory:",
+        "0/1G",
+    ]
+    kubectl("delete", "priorityclass", f"pc-{kubectl.ns}")
+    # printStorageClass: the default class (storageutil.IsDefaultAnnotation) is marked
+    for name, default in ((f"sc-{kubectl.ns}", "true"), (f"sc2-{kubectl.ns}", "false")):
+        kubectl("create", "-f", "-", stdin=f"""\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: {name}
+  annotations: {{storageclass.beta.kubernetes.io/is-default-class: "{default}"}}
+provisioner: example.com/x
+""")  # fmt: skip
+    out = kubectl.out("get", "sc", f"sc-{kubectl.ns}", f"sc2-{kubectl.ns}", "--no-headers")
+    assert [r[:3] for r in _rows(out)] == [
+        [f"sc-{kubectl.ns}", "(default)", "example.com/x"],
+        [f"sc2-{kubectl.ns}", "example.com/x", "Delete"],
+    ]
+    kubectl("delete", "sc", f"sc-{kubectl.ns}", f"sc2-{kubectl.ns}")
+
+
+# --- template-output.sh ------------------------------------------------------
+
+
+def test_template_output_of_server_writes(kubectl: Cmd) -> None:
+    # template-output.sh run_template_output_tests: the cases that write to
+    # the server (the --dry-run=client ones never reach it), and auth reconcile
+    # of rbac-resource-plus.yaml (its Pod skipped, in this namespace).
+    ns, t = kubectl.ns, "--template={{ .metadata.name }}:"
+    kubectl("create", "-f", kubectl.write("valid-pod.yaml", VALID_POD))
+    cr = f"myclusterrole-{ns}"
+    out = kubectl.out(
+        "create", "clusterrole", t, "--verb", "get", cr, "--non-resource-url", "/logs/",
+        "--resource", "pods",
+    )  # fmt: skip
+    assert out == f"{cr}:"
+    assert kubectl.out("create", "clusterrolebinding", cr, f"--clusterrole={cr}", t) == f"{cr}:"
+    assert kubectl.out("create", "deployment", "deploy", "--image=nginx", t) == "deploy:"
+    for verb in ("pause", "history", "resume"):
+        assert kubectl.out("rollout", verb, "deploy/deploy", t) == "deploy:", verb
+    wait_for(lambda: kubectl.get("rs", IDS) != "", timeout=20)
+    assert kubectl.out("rollout", "undo", "deploy/deploy", "--to-revision=1", t) == "deploy:"
+    out = kubectl.out("set", "subject", f"clusterrolebinding/{cr}", "--user=foo", t)
+    assert out == f"{cr}:"
+    assert kubectl.get(f"clusterrolebinding {cr}", "{{(index .subjects 0).name}}") == "foo"
+    for dry in ("", "--dry-run=server"):
+        args = (
+            ("set", "env", "pod/valid-pod", "A=B", t)
+            if not dry
+            else ("label", "pod/valid-pod", "x=y", dry, t)
+        )
+        assert kubectl.out(*args) == "valid-pod:", args
+    rbac = f"""\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata: {{name: testing-CR-{ns}, labels: {{test-cmd: auth}}}}
+  rules: [{{apiGroups: [""], resources: [pods], verbs: [get, list, watch]}}]
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: RoleBinding
+  metadata: {{name: testing-RB, namespace: {ns}, labels: {{test-cmd: auth}}}}
+  roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: testing-CR-{ns}}}
+  subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:masters"}}]
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: Role
+  metadata: {{name: testing-R, namespace: {ns}, labels: {{test-cmd: auth}}}}
+  rules: [{{apiGroups: [""], resources: [configmaps], verbs: [get, list, watch]}}]
+"""
+    path = kubectl.write("rbac.yaml", rbac)
+    out = kubectl.out("auth", "reconcile", "--dry-run=client", "-f", path, t)
+    assert out == f"testing-CR-{ns}:testing-RB:testing-R:"
+    assert kubectl.get("roles,rolebindings -l test-cmd=auth", IDS) == ""
+    out = kubectl.out("auth", "reconcile", "-f", path)
+    assert f"clusterrole.rbac.authorization.k8s.io/testing-CR-{ns} reconciled" in out
+    assert kubectl.get("roles,rolebindings -l test-cmd=auth", IDS) == "testing-R:testing-RB:"
+    # A wider rule set is merged into the cluster role (reconcile never removes).
+    wider = rbac.replace(
+        "resources: [pods], verbs: [get, list, watch]", "resources: [pods], verbs: [create]"
+    )
+    kubectl("auth", "reconcile", "-f", kubectl.write("wider.yaml", wider))
+    verbs = kubectl.get(f"clusterrole testing-CR-{ns}", "{{range .rules}}{{.verbs}}{{end}}")
+    assert verbs == "[get list watch][create]", verbs
+    for name in (f"clusterrole/{cr}", f"clusterrolebinding/{cr}", f"clusterrole/testing-CR-{ns}"):
+        kubectl("delete", name)
+
+
+def test_admission_configuration_tables(kubectl: Cmd) -> None:
+    # The printers of the admission kinds (printValidatingWebhook,
+    # printMutatingWebhook, printValidatingAdmissionPolicy[Binding]).
+    n = kubectl.ns
+    kubectl("create", "-f", "-", stdin=f"""\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {{name: vwc-{n}}}
+webhooks:
+- {{name: a.example.com, clientConfig: {{url: "https://example.com/a"}},
+   admissionReviewVersions: [v1], sideEffects: None}}
+- {{name: b.example.com, clientConfig: {{url: "https://example.com/b"}},
+   admissionReviewVersions: [v1], sideEffects: None}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {{name: mwc-{n}}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: vap-{n}}}
+spec:
+  paramKind: {{apiVersion: v1, kind: ConfigMap}}
+  matchConstraints:
+    resourceRules: [{{apiGroups: [apps], apiVersions: [v1], operations: [CREATE],
+                      resources: [deployments]}}]
+  validations: [{{expression: "true"}}, {{expression: "1 < 2"}}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: vapb-{n}}}
+spec:
+  policyName: vap-{n}
+  validationActions: [Audit]
+  paramRef: {{name: p, parameterNotFoundAction: Allow}}
+""")  # fmt: skip
+    try:
+        for what, header, cells in (
+            (f"validatingwebhookconfiguration/vwc-{n}", ["NAME", "WEBHOOKS", "AGE"], ["2"]),
+            (f"mutatingwebhookconfiguration/mwc-{n}", ["NAME", "WEBHOOKS", "AGE"], ["0"]),
+            (
+                f"validatingadmissionpolicy/vap-{n}",
+                ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"],
+                ["2", "v1/ConfigMap"],
+            ),
+            (
+                f"validatingadmissionpolicybinding/vapb-{n}",
+                ["NAME", "POLICYNAME", "PARAMREF", "AGE"],
+                [f"vap-{n}", "*/p"],
+            ),
+        ):
+            rows = _rows(kubectl.out("get", what))
+            assert rows[0] == header and rows[1][1:-1] == cells, (what, rows)
+    finally:
+        for what in ("vwc", "mwc", "vap", "vapb"):
+            kind = {
+                "vwc": "validatingwebhookconfiguration",
+                "mwc": "mutatingwebhookconfiguration",
+                "vap": "validatingadmissionpolicy",
+                "vapb": "validatingadmissionpolicybinding",
+            }
+            kubectl("delete", f"{kind[what]}/{what}-{n}", check=False)

@@ -235,10 +235,10 @@ def test_printer_columns_validated() -> None:
         {"name": "Y", "type": "string"},
     ]
     f = fields(crd)
-    assert f["spec.versions[0].additionalPrinterColumns[0].type"]["reason"] == (
-        "FieldValueNotSupported"
-    )
-    assert f["spec.versions[0].additionalPrinterColumns[1].jsonPath"]["reason"] == (
+    # apiextensions validation.go ValidateCustomResourceColumnDefinition:
+    # field.Invalid for the type, the path named by its internal field JSONPath.
+    assert f["spec.versions[0].additionalPrinterColumns[0].type"]["reason"] == "FieldValueInvalid"
+    assert f["spec.versions[0].additionalPrinterColumns[1].JSONPath"]["reason"] == (
         "FieldValueRequired"
     )
 

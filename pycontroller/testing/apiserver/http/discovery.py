@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 from pycontroller.testing.apiserver.http.negotiation import encode_json
 from pycontroller.testing.apiserver.registry.scale import SCALE_GVK, scale_paths
-from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.resource_types import NOT_STORED, ResourceType
 
 logger = logging.getLogger(__name__)
 
@@ -140,29 +140,13 @@ def _subresources(rt: ResourceType) -> list[tuple[str, dict[str, str], list[str]
     return subs
 
 
-# Resources whose REST storage is not a registry Store (no
-# ``rest.StorageVersionProvider``): no ``storageVersionHash`` in discovery.
-_NOT_STORED = frozenset(
-    {
-        ("", "bindings"),
-        ("", "componentstatuses"),
-        ("authentication.k8s.io", "tokenreviews"),
-        ("authentication.k8s.io", "selfsubjectreviews"),
-        ("authorization.k8s.io", "subjectaccessreviews"),
-        ("authorization.k8s.io", "selfsubjectaccessreviews"),
-        ("authorization.k8s.io", "localsubjectaccessreviews"),
-        ("authorization.k8s.io", "selfsubjectrulesreviews"),
-    }
-)
-
-
 def _storage_version_hash(
     rt: ResourceType, groups: dict[str, dict[str, list[ResourceType]]]
 ) -> str | None:
     """``discovery.StorageVersionHash`` of the group/version/kind the resource
     is stored as: a CRD's storage version; for a built-in its group's
     preferred version (events.k8s.io Events are stored as core v1 Events)."""
-    if (rt.group, rt.plural) in _NOT_STORED:
+    if (rt.group, rt.plural) in NOT_STORED:  # no rest.StorageVersionProvider
         return None
     group, version = rt.group, rt.version
     if rt.is_crd:

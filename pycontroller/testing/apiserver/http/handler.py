@@ -73,7 +73,12 @@ from pycontroller.testing.apiserver.registry.selectors import (
 from pycontroller.testing.apiserver.registry.watch import INITIAL_EVENTS_END, Watcher
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import goshape
-from pycontroller.testing.apiserver.schema.decode import check_unknown_fields, decode_body
+from pycontroller.testing.apiserver.schema.decode import (
+    check_unknown_fields,
+    decode_body,
+    go_json_syntax_error,
+    json_parse_error,
+)
 from pycontroller.testing.apiserver.schema.openapi import openapi_response
 from pycontroller.testing.apiserver.schema.structural import check_embedded_types
 from pycontroller.testing.apiserver.status import (
@@ -82,12 +87,16 @@ from pycontroller.testing.apiserver.status import (
     internal_error,
     method_not_allowed,
     request_entity_too_large,
+    unsupported_media_type,
 )
 
 if TYPE_CHECKING:
     from pycontroller.testing.apiserver.server import APIServer
 
 __all__ = ["Route", "make_http_server", "route"]
+
+# The types the special subresources decode their bodies into.
+_BODY_KINDS = {"eviction": "Eviction", "token": "TokenRequest", "binding": "Binding"}
 
 logger = logging.getLogger(__name__)
 
@@ -506,7 +515,9 @@ class _Handler(BaseHTTPRequestHandler):
             special = reviews.serve(
                 app.rest, app.authenticator, app.authorizer, user, method, rt, r.namespace,
                 r.name, r.subresource,
-                self._decode(body) if body.strip() and r.subresource not in KUBELET_ONLY else {},
+                self._decode(body, _BODY_KINDS.get(r.subresource or "", rt.kind))
+                if body.strip() and r.subresource not in KUBELET_ONLY
+                else {},
                 WriteOptions(dry_run=params.get("dryRun") == "All",
                              user_agent=self.headers.get("User-Agent") or ""),
             )  # fmt: skip
@@ -650,7 +661,8 @@ class _Handler(BaseHTTPRequestHandler):
             out = app.rest.get_scale(r.rt, r.namespace, r.name)
         elif method == "PUT":
             request_options.check_write("UpdateOptions", params)
-            out = app.rest.update_scale(r.rt, r.namespace, r.name, self._decode(body), opts)
+            scale = self._decode(body, "Scale")
+            out = app.rest.update_scale(r.rt, r.namespace, r.name, scale, opts)
         elif method == "PATCH":
             ctype = self.headers.get("Content-Type") or ""
             request_options.check_write("PatchOptions", params, patch_type=patch_type(r.rt, ctype))
@@ -663,38 +675,48 @@ class _Handler(BaseHTTPRequestHandler):
         out_body, ctype = self._encode(out, chosen)
         return Reply(200, out_body, ctype, headers)
 
-    def _decode(self, body: bytes) -> Any:
-        ctype = (self.headers.get("Content-Type") or "").lower()
-        if protobuf.is_protobuf(ctype):
+    def _decode(self, body: bytes, kind: str = "") -> Any:
+        """A request body decoded as ``NegotiateInputSerializer`` picks the
+        decoder: by its ``Content-Type``, JSON when there is none, a 415 for
+        a media type the resource does not take. Errors name ``kind`` (the
+        type the body is decoded into) as ``transformDecodeError`` does."""
+        raw_ctype = self.headers.get("Content-Type") or ""
+        # mime.ParseMediaType: the media type without its parameters, lowercased.
+        media = raw_ctype.split(";", 1)[0].strip().lower() or "application/json"
+        if media == protobuf.MEDIA_TYPE:
             # Go typed clients (e.g. `kubectl create deployment`) send built-in
             # kinds as protobuf (protobuf.py).
-            return protobuf.decode_request(body, ctype)
-        if "protobuf" in ctype or "cbor" in ctype:
-            raise StatusError(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types "
-                f"include: application/json, application/yaml, {protobuf.MEDIA_TYPE} "
-                f'(got "{ctype}")',
-            )
-        if not body:
-            raise bad_request("the request body is empty")
-        try:
-            return _json.loads(body)
-        except ValueError:
-            pass
-        try:
+            return protobuf.decode_request(body, raw_ctype.lower())
+        if media == "application/json":
+            err = go_json_syntax_error(body)
+            if err is None:
+                try:
+                    return _json.loads(body)
+                except ValueError:  # (invalid UTF-8, which Go replaces)
+                    return json.loads(body.decode("utf-8", "replace"))
+            err = f"couldn't get version/kind; json parse error: {err}"
+        elif media == "application/yaml":
             import yaml
 
-            return yaml.safe_load(body.decode("utf-8"))
-        except Exception as err:
-            raise bad_request(f"couldn't decode the request body: {err}") from err
+            try:
+                # sigs.k8s.io/yaml.YAMLToJSON: the first document of a stream.
+                return next(iter(yaml.safe_load_all(body.decode("utf-8", "replace"))), None)
+            except yaml.YAMLError as exc:
+                err = f"error converting YAML to JSON: yaml: {str(exc).splitlines()[0]}"
+        else:
+            # (custom resources list protobuf too: crdHandler's serializers)
+            raise unsupported_media_type(
+                ["application/json", "application/yaml", protobuf.MEDIA_TYPE]
+            )
+        if kind:
+            raise json_parse_error(kind, err, body)
+        raise bad_request(err)
 
     def _decode_object(self, rt: ResourceType, body: bytes, opts: WriteOptions) -> Any:
         """A create/update body decoded as kube's serializer does: wrong JSON
         types are a 400, unknown fields of built-in kinds are dropped (a 400
         under ``fieldValidation=Strict``, a warning under ``Warn``)."""
-        result = decode_body(rt, self._decode(body), body)
+        result = decode_body(rt, self._decode(body, rt.kind), body)
         if rt.is_crd:
             check_embedded_types(rt, result.obj)
         return check_unknown_fields(rt, result, opts.field_validation, opts.warnings)

@@ -620,6 +620,60 @@ def _binding_role(obj: dict[str, Any]) -> str:
     return f"{ref.get('kind', '')}/{ref.get('name', '')}"
 
 
+def _param_kind(obj: dict[str, Any]) -> str:
+    """printValidatingAdmissionPolicy's ParamKind: ``apiVersion/kind``."""
+    kind = _spec(obj).get("paramKind")
+    if not isinstance(kind, dict):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+
+
+def _param_ref(obj: dict[str, Any]) -> str:
+    """printValidatingAdmissionPolicyBinding's ParamRef: ``namespace/name``,
+    ``*/name`` without a namespace, else the selector."""
+    ref = _spec(obj).get("paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    if ref.get("name"):
+        return f"{ref.get('namespace') or '*'}/{ref['name']}"
+    if ref.get("selector") is not None:
+        return _go_label_selector_string(ref["selector"])
+    return "<unset>"
+
+
+def _go_label_selector_string(sel: Any) -> str:
+    """The generated ``(*metav1.LabelSelector).String()``."""
+    sel = sel if isinstance(sel, dict) else {}
+    labels = sel.get("matchLabels") or {}
+    exprs = "".join(
+        f"LabelSelectorRequirement{{Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+        f"Values:[{' '.join(e.get('values') or [])}],}},"
+        for e in sel.get("matchExpressions") or []
+    )
+    pairs = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{pairs}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}"
+    )
+
+
+def _binding_subjects(obj: dict[str, Any]) -> list[str]:
+    """``rbac.SubjectsStrings``: the users, groups and service accounts, each
+    joined with ", "."""
+    users: list[str] = []
+    groups: list[str] = []
+    sas: list[str] = []
+    for subject in obj.get("subjects") or []:
+        kind, name = subject.get("kind"), str(subject.get("name", ""))
+        if kind == "ServiceAccount":
+            sas.append(f"{subject.get('namespace', '')}/{name}")
+        elif kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+    return [", ".join(users), ", ".join(groups), ", ".join(sas)]
+
+
 def _since(ts: Any, now: _Now) -> str:
     t = _parse_time(ts) if isinstance(ts, str) and ts else None
     if t is None:
@@ -662,7 +716,9 @@ def _event_cells(obj: dict[str, Any], now: _Now) -> list[Any]:
     kind = str(target_ref.get("kind", "")).lower()
     target = f"{kind}/{target_ref['name']}" if target_ref.get("name") else kind
     source = obj.get("deprecatedSource" if new_api else "source") or {}
-    component = source.get("component") or obj.get("reportingController") or ""
+    # (the internal ReportingController is core/v1's reportingComponent)
+    reporter = obj.get("reportingController" if new_api else "reportingComponent")
+    component = source.get("component") or reporter or ""
     instance = source.get("host") or obj.get("reportingInstance") or ""
     message = obj.get("note" if new_api else "message") or ""
     return [
@@ -841,13 +897,18 @@ def _computed(name: str, obj: dict[str, Any], now: _Now) -> Any:
         group = f".{params['apiGroup']}" if params.get("apiGroup") else ""
         return f"{params.get('kind', '')}{group}/{params.get('name', '')}"
     if name == "endpoints":
+        # formatEndpoints: a subset's addresses port by port (net.JoinHostPort),
+        # its bare IPs when it has no ports.
         addrs = [
-            f"{a.get('ip')}:{p.get('port')}" if p else str(a.get("ip"))
+            (f"[{ip}]:{p.get('port')}" if ":" in ip else f"{ip}:{p.get('port')}") if p else ip
             for sub in obj.get("subsets") or []
-            for a in sub.get("addresses") or []
             for p in (sub.get("ports") or [None])
+            for ip in (str(a.get("ip", "")) for a in sub.get("addresses") or [])
         ]
-        return _join(addrs[:3]) + (f" + {len(addrs) - 3} more..." if len(addrs) > 3 else "")
+        if not obj.get("subsets"):
+            return "<none>"
+        # (subsets of not-ready addresses alone: an empty cell)
+        return ",".join(addrs[:3]) + (f" + {len(addrs) - 3} more..." if len(addrs) > 3 else "")
     if name == "slice_ports":
         ports = [str(p.get("port")) for p in obj.get("ports") or [] if p.get("port") is not None]
         return _join(ports) if obj.get("ports") is not None else "<unset>"
@@ -1045,10 +1106,61 @@ def _builtin_columns(rt: ResourceType) -> _Builtin:
         ("rbac.authorization.k8s.io", "RoleBinding"),
         ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ):
-        return (
-            [_column("Role", "string", "Role used by the binding."), age_col],
-            lambda o, now: [_binding_role(o), _age(o, now)],
+        # printRoleBinding / printClusterRoleBinding: the subjects in the wide
+        # columns (rbac.SubjectsStrings), descriptions of rbac/v1beta1 roleRef.
+        what = "roleBinding" if rt.kind == "RoleBinding" else "clusterRoleBinding"
+        ref_doc = (
+            "RoleRef can reference a Role in the current namespace or a ClusterRole in the "
+            "global namespace. If the RoleRef cannot be resolved, the Authorizer must return "
+            "an error."
+            if rt.kind == "RoleBinding"
+            else "RoleRef can only reference a ClusterRole in the global namespace. If the "
+            "RoleRef cannot be resolved, the Authorizer must return an error."
         )
+        return (
+            [
+                _column("Role", "string", ref_doc),
+                age_col,
+                _column("Users", "string", f"Users in the {what}", priority=1),
+                _column("Groups", "string", f"Groups in the {what}", priority=1),
+                _column("ServiceAccounts", "string", f"ServiceAccounts in the {what}", priority=1),
+            ],
+            lambda o, now: [_binding_role(o), _age(o, now), *_binding_subjects(o)],
+        )
+    if key in (
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ):
+        # printValidatingWebhook / printMutatingWebhook
+        doc = "Webhooks indicates the number of webhooks registered in this configuration"
+        return (
+            [_column("Webhooks", "integer", doc), age_col],
+            lambda o, now: [len(o.get("webhooks") or []), _age(o, now)],
+        )
+    if key == ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        return (
+            [
+                _column("Validations", "integer", "Validations indicates the number of "
+                        "validation rules defined in this configuration"),
+                _column("ParamKind", "string", "ParamKind specifies the kind of resources "
+                        "used to parameterize this policy"),
+                age_col,
+            ],
+            lambda o, now: [
+                len(_spec(o).get("validations") or []), _param_kind(o), _age(o, now)
+            ],
+        )  # fmt: skip
+    if key == ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
+        return (
+            [
+                _column("PolicyName", "string", "PolicyName indicates the policy definition "
+                        "which the policy binding binded to"),
+                _column("ParamRef", "string", "ParamRef indicates the param resource which "
+                        "sets the configration param"),
+                age_col,
+            ],
+            lambda o, now: [_spec(o).get("policyName", ""), _param_ref(o), _age(o, now)],
+        )  # fmt: skip
     if key in (
         ("rbac.authorization.k8s.io", "Role"),
         ("rbac.authorization.k8s.io", "ClusterRole"),
@@ -1074,6 +1186,20 @@ def _crd_columns(rt: ResourceType) -> list[dict[str, Any]]:
                 "description": _AGE_DESCRIPTION,
             }
         ]
+    return cols
+
+
+def _parsable_columns(cols: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """tableconvertor.New: the columns before the first whose JSONPath does
+    not parse (an unterminated or non-numeric subscript; filters are left to
+    ``_crd_cells``), which the handler then serves as they are."""
+    for i, col in enumerate(cols):
+        try:
+            for step in _split_segments(str(col.get("jsonPath", ""))):
+                if step.startswith("[") and not step[1:].lstrip().startswith("?"):
+                    _apply_step([], step)
+        except JSONPathError:
+            return cols[:i]
     return cols
 
 
@@ -1149,12 +1275,15 @@ def to_table(
         return _table(meta, columns if headers else None, rows, api_version)
 
     if rt.is_crd or rt.schema is not None:
-        printer_cols = _crd_columns(rt)
+        printer_cols = _parsable_columns(_crd_columns(rt))
         columns = [_name_column()] + [
             _column(
                 str(c.get("name", "")),
                 str(c.get("type", "string")),
-                str(c.get("description", "")),
+                # tableconvertor.New: a column without one describes its path.
+                str(c.get("description") or "")
+                or "Custom resource definition column (in JSONPath format): "
+                + str(c.get("jsonPath", "")),
                 fmt=str(c.get("format", "")),
                 priority=int(c.get("priority", 0) or 0),
             )
@@ -1172,7 +1301,16 @@ def to_table(
 
     rows = []
     for item in items:
-        name = (item.get("metadata") or {}).get("name", "")
+        item_meta = item.get("metadata") or {}
+        name = item_meta.get("name", "")
+        if (rt.group, rt.kind) == ("storage.k8s.io", "StorageClass"):
+            # printStorageClass: storageutil.IsDefaultAnnotation marks the name.
+            annotations = item_meta.get("annotations") or {}
+            if "true" in (
+                annotations.get("storageclass.kubernetes.io/is-default-class"),
+                annotations.get("storageclass.beta.kubernetes.io/is-default-class"),
+            ):
+                name += " (default)"
         row: dict[str, Any] = {"cells": [name, *cells(item)]}
         row_conditions = _ROW_CONDITIONS.get((rt.group, rt.kind))
         conditions = row_conditions(item) if row_conditions is not None else None

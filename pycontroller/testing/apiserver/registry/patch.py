@@ -41,7 +41,7 @@ from pycontroller.testing.apiserver.gofmt import quote
 from pycontroller.testing.apiserver.schema import definitions as defs_mod
 from pycontroller.testing.apiserver.schema.decode import json_kind
 from pycontroller.testing.apiserver.schema.structural import _go_float
-from pycontroller.testing.apiserver.status import StatusError, bad_request
+from pycontroller.testing.apiserver.status import StatusError, bad_request, invalid_patch
 
 logger = logging.getLogger(__name__)
 
@@ -1146,13 +1146,7 @@ def smp_decode_error(patch: Any, err: StatusError) -> StatusError:
         text = f"cannot restore struct from: {src}"
     else:
         return err
-    detail = f"Invalid value: {quote(_go_fmt(patch))}: {text}"
-    return StatusError(
-        422,
-        "Invalid",
-        f' "" is invalid: patch: {detail}',
-        {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
-    )
+    return invalid_patch(quote(_go_fmt(patch)), text)
 
 
 def apply_patch(target: dict[str, Any] | None, applied: Any) -> dict[str, Any]:

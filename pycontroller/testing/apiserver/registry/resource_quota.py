@@ -89,7 +89,7 @@ from pycontroller.testing.apiserver.registry.admission_limits import (
 )
 from pycontroller.testing.apiserver.registry.loop import BackgroundLoop
 from pycontroller.testing.apiserver.registry.storage import Event
-from pycontroller.testing.apiserver.resource_types import ResourceType
+from pycontroller.testing.apiserver.resource_types import NOT_STORED, ResourceType
 from pycontroller.testing.apiserver.schema import quantity
 from pycontroller.testing.apiserver.status import StatusError, forbidden
 
@@ -109,20 +109,7 @@ _CLAIMS: RKey = ("", "persistentvolumeclaims")
 CONTROLLER_NAME = "kube-controller-manager"
 APISERVER_MANAGER = "kube-apiserver"
 
-_IGNORED: frozenset[RKey] = frozenset(
-    {
-        ("", "bindings"),
-        ("", "componentstatuses"),
-        ("authentication.k8s.io", "tokenreviews"),
-        ("authentication.k8s.io", "selfsubjectreviews"),
-        ("authorization.k8s.io", "subjectaccessreviews"),
-        ("authorization.k8s.io", "selfsubjectaccessreviews"),
-        ("authorization.k8s.io", "localsubjectaccessreviews"),
-        ("authorization.k8s.io", "selfsubjectrulesreviews"),
-        ("", "events"),
-        ("events.k8s.io", "events"),
-    }
-)
+_IGNORED: frozenset[RKey] = NOT_STORED | {("", "events"), ("events.k8s.io", "events")}
 _LEGACY_ALIASES: dict[RKey, str] = {
     ("", "configmaps"): "configmaps",
     ("", "resourcequotas"): "resourcequotas",

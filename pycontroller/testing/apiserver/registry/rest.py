@@ -80,6 +80,7 @@ from pycontroller.testing.apiserver.status import (
     expired,
     forbidden,
     invalid,
+    invalid_patch,
     namespace_not_found,
     not_found,
     qualified_kind,
@@ -652,16 +653,8 @@ def _decode_patched(
     if opts.field_validation != "Strict" or not errors:
         opts.warnings.extend(errors)
         return out
-    # errors.NewInvalid(schema.GroupKind{}, "", ...): an empty kind, so
-    # the message starts with a space.
     doc = json.dumps(patched, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    detail = f"Invalid value: {_go_quote(doc)}: strict decoding error: " + ", ".join(errors)
-    raise StatusError(
-        422,
-        "Invalid",
-        f' "" is invalid: patch: {detail}',
-        {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
-    )
+    raise invalid_patch(_go_quote(doc), "strict decoding error: " + ", ".join(errors))
 
 
 # How often a write is run again when the object changed while admission
@@ -872,7 +865,12 @@ class REST:
             raise err
 
     def _validate_custom(
-        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, opts: WriteOptions
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        opts: WriteOptions,
+        subresource: str = "",
     ) -> None:
         if rt.schema is None:
             return
@@ -886,7 +884,9 @@ class REST:
                 )
             if opts.field_validation != "Ignore":
                 opts.warnings.extend(f'unknown field "{p.lstrip(".")}"' for p in unknown)
-        causes = schema_mod.validate_custom_object(rt, obj, old=old, warnings=opts.warnings)
+        causes = schema_mod.validate_custom_object(
+            rt, obj, old=old, warnings=opts.warnings, subresource=subresource
+        )
         if causes:
             raise invalid(rt, name, causes)
 
@@ -968,9 +968,12 @@ class REST:
             )
         api_version = body.get("apiVersion")
         if api_version and api_version != rt.api_version:
-            # Same group, other served version: accepted (no conversion needed).
+            # Same group, other served version: accepted (no conversion needed),
+            # but not for a custom resource: its RequestScope has no
+            # AcceptsGroupVersionDelegate, so create.go / update.go accept
+            # only the endpoint's version.
             group = api_version.rpartition("/")[0] if "/" in api_version else ""
-            if group != rt.group:
+            if group != rt.group or rt.is_crd:
                 raise bad_request(
                     f"the API version in the data ({api_version}) does not match the "
                     f"expected API version ({rt.api_version})"
@@ -1425,7 +1428,7 @@ class REST:
             if causes:
                 raise invalid(rt, name, causes)
             admission_webhook.validate_configuration(rt, new)
-        self._validate_custom(rt, new, old, opts)
+        self._validate_custom(rt, new, old, opts, subresource)
         if is_crd and subresource != "status":
             self._validate_crd(rt, new, old)
         meta = _meta(new)

@@ -15,6 +15,7 @@ field names, no array indices.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "format_label_selector",
     "scale_paths",
     "to_scale",
+    "validate_scale",
 ]
 
 SCALE_GVK = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
@@ -157,3 +159,104 @@ def apply_replicas(obj: dict[str, Any], paths: ScalePaths, replicas: int) -> dic
         node = child
     node[paths.spec_replicas[-1]] = replicas
     return new
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def _go_type_and_value(v: Any) -> tuple[str, str]:
+    """Go's ``%T`` and ``%v`` of a decoded-JSON value."""
+    if v is None:
+        return "<nil>", "<nil>"
+    if isinstance(v, bool):
+        return "bool", "true" if v else "false"
+    if isinstance(v, int) and v in _INT64:
+        return "int64", str(v)
+    if isinstance(v, int | float):
+        from pycontroller.testing.apiserver.schema.structural import _go_float
+
+        return "float64", _go_float(float(v)) if math.isfinite(float(v)) else str(v)
+    if isinstance(v, str):
+        return "string", v
+    if isinstance(v, dict):
+        return "map[string]interface {}", _go_v(v)
+    if isinstance(v, list):
+        return "[]interface {}", _go_v(v)
+    return type(v).__name__, str(v)
+
+
+def _go_v(v: Any) -> str:
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(v[k])}" for k in sorted(v)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(_go_v(x) for x in v) + "]"
+    return _go_type_and_value(v)[1]
+
+
+def _nested(obj: Any, path: tuple[str, ...], want: str) -> tuple[Any, str | None]:
+    """``unstructured.NestedInt64`` / ``NestedString`` (``want``): the value
+    (None when missing) or the accessor error."""
+    where = "." + ".".join(path)
+    val: Any = obj
+    for key in path:
+        if val is None:
+            return None, None
+        if not isinstance(val, dict):
+            typ, text = _go_type_and_value(val)
+            return (
+                None,
+                f"{where} accessor error: {text} is of the type {typ}, "
+                "expected map[string]interface{}",
+            )
+        if key not in val:
+            return None, None
+        val = val[key]
+    typ, text = _go_type_and_value(val)
+    if typ != want:
+        return None, f"{where} accessor error: {text} is of the type {typ}, expected {want}"
+    return val, None
+
+
+def _replicas_causes(obj: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    field = "." + ".".join(path)
+    val, err = _nested(obj, path, "int64")
+    if err is not None:
+        detail, shown = err, 0
+    elif val is None:
+        return []
+    elif val < 0:
+        detail, shown = "should be a non-negative integer", val
+    elif val > 2**31 - 1:
+        detail, shown = f"should be less than or equal to {2**31 - 1}", val
+    else:
+        return []
+    return [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: {shown}: {detail}",
+            "field": field,
+        }
+    ]
+
+
+def validate_scale(obj: dict[str, Any], paths: ScalePaths, *, spec: bool) -> list[dict[str, Any]]:
+    """apiextensions validator.go ``ValidateScaleSpec`` (``spec``) and
+    ``ValidateScaleStatus``: the replicas at the scale paths are int64 in
+    [0, MaxInt32], the label selector a string; the field is the path as the
+    CRD writes it (leading dot), the value 0 (or "") with an accessor error."""
+    causes: list[dict[str, Any]] = []
+    if spec:
+        causes += _replicas_causes(obj, paths.spec_replicas)
+    causes += _replicas_causes(obj, paths.status_replicas)
+    if paths.label_selector is not None:
+        _, err = _nested(obj, paths.label_selector, "string")
+        if err is not None:
+            field = "." + ".".join(paths.label_selector)
+            causes.append(
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": f'Invalid value: "": {err}',
+                    "field": field,
+                }
+            )
+    return causes

@@ -31,6 +31,7 @@ from typing import Any
 from pycontroller._time import format_rfc3339
 from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.meta import is_status_condition_true, set_status_condition
+from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema.structural import field_path, go_value, validate_value
 from pycontroller.testing.apiserver.status import required_cause
@@ -423,6 +424,159 @@ def _structural_extras(s: dict[str, Any], path: list[PathPart], *, root: bool) -
             yield from _nested_causes(sub, s, sub_path, path)
 
 
+def _invalid_strings(path: str, values: list[Any], detail: str) -> Cause:
+    """``field.Invalid`` of a ``[]string`` value (printed ``%#v``)."""
+    shown = "[]string{" + ", ".join(_go_quote(str(v)) for v in values) + "}"
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {shown}: {detail}",
+        "field": path,
+    }
+
+
+def _list_type_causes(
+    s: dict[str, Any], path: list[PathPart], t: Any, type_path: str
+) -> Iterator[Cause]:
+    """validation.go ``ValidateCustomResourceDefinitionOpenAPISchema``'s
+    x-kubernetes-list-type / -list-map-keys checks, then
+    ``validateMapListKeysMapSet`` (``requireMapListKeysMapSetValidation``)."""
+    map_type = s.get("x-kubernetes-map-type")
+    if map_type is not None and t != "object":
+        detail = "must be object if x-kubernetes-map-type is specified"
+        yield _invalid(type_path, t, detail) if t else _required(type_path, detail)
+    if map_type is not None and map_type not in ("atomic", "granular"):
+        yield _unsupported(
+            _schema_path([*path, "x-kubernetes-map-type"]), map_type, ("atomic", "granular")
+        )
+    list_type = s.get("x-kubernetes-list-type")
+    lt_path = _schema_path([*path, "x-kubernetes-list-type"])
+    if list_type is not None and t != "array":
+        detail = "must be array if x-kubernetes-list-type is specified"
+        yield _invalid(type_path, t, detail) if t else _required(type_path, detail)
+    elif list_type == "set" and isinstance(s.get("items"), dict):
+        # requireAtomicSetType; the bad value is the item's list type (a
+        # nil pointer prints "null").
+        item = s["items"]
+        item_list_type = item.get("x-kubernetes-list-type")
+        detail = "must be atomic as item of a list with x-kubernetes-list-type=set"
+        shown = "null" if item_list_type is None else item_list_type
+        if item.get("type") == "array" and item_list_type not in (None, "atomic"):
+            yield _invalid(_schema_path([*path, "items", "x-kubernetes-list-type"]), shown, detail)
+        elif item.get("type") == "object" and item.get("x-kubernetes-map-type") != "atomic":
+            yield _invalid(_schema_path([*path, "items", "x-kubernetes-map-type"]), shown, detail)
+    if list_type is not None and list_type not in ("atomic", "set", "map"):
+        yield _unsupported(lt_path, list_type, ("atomic", "set", "map"))
+    keys = s.get("x-kubernetes-list-map-keys") or []
+    if not isinstance(keys, list):
+        keys = []
+    keys_path = _schema_path([*path, "x-kubernetes-list-map-keys"])
+    detail = "must be map if x-kubernetes-list-map-keys is non-empty"
+    if keys and list_type is None:
+        yield _required(lt_path, detail)
+    elif keys and list_type != "map":
+        yield _invalid(lt_path, list_type, detail)
+    raw_items = s.get("items")
+    items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
+    item_props: dict[str, Any] = items.get("properties") or {}
+    if list_type == "map":
+        if not keys:
+            yield _required(keys_path, "must not be empty if x-kubernetes-list-type is map")
+        if raw_items is None:
+            yield _required(
+                _schema_path([*path, "items"]),
+                "must have a schema if x-kubernetes-list-type is map",
+            )
+        elif items.get("type") != "object":
+            yield _invalid(
+                _schema_path([*path, "items", "type"]),
+                items.get("type", ""),
+                "must be object if parent array's x-kubernetes-list-type is map",
+            )
+        else:
+            seen: set[str] = set()
+            for k in keys:
+                prop = item_props.get(k)
+                if isinstance(prop, dict):
+                    if prop.get("type") in ("array", "object"):
+                        yield _invalid(
+                            _schema_path([*path, "items", "properties", f"[{k}]", "type"]),
+                            "object",
+                            "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                        )
+                else:
+                    yield _invalid_strings(
+                        keys_path, keys, "entries must all be names of item properties"
+                    )
+                if k in seen:
+                    yield _invalid_strings(keys_path, keys, "must not contain duplicate entries")
+                seen.add(str(k))
+    if list_type in ("set", "map") and raw_items is not None and isinstance(raw_items, dict):
+        if items.get("nullable"):
+            yield _forbidden(
+                _schema_path([*path, "items", "nullable"]),
+                f"cannot be nullable when x-kubernetes-list-type is {list_type}",
+            )
+        if list_type == "map":
+            required = items.get("required") or []
+            for k in keys:
+                prop = item_props.get(k)
+                if not isinstance(prop, dict):
+                    continue
+                prop_path = [*path, "items", "properties", f"[{k}]"]
+                if k not in required and prop.get("default") is None:
+                    yield _required(
+                        _schema_path([*prop_path, "default"]),
+                        "this property is in x-kubernetes-list-map-keys, so it must have a "
+                        "default or be a required property",
+                    )
+                if prop.get("nullable"):
+                    yield _forbidden(
+                        _schema_path([*prop_path, "nullable"]),
+                        "this property is in x-kubernetes-list-map-keys, so it cannot be nullable",
+                    )
+
+
+def _rule_causes(s: dict[str, Any], rule: dict[str, Any], path: list[PathPart]) -> Iterator[Cause]:
+    """validation.go: one x-kubernetes-validations rule's fields."""
+
+    def text(key: str) -> str:
+        v = rule.get(key)
+        return v if isinstance(v, str) else ""
+
+    def where(key: str) -> str:
+        return _schema_path([*path, key])
+
+    def newlines(v: str) -> bool:
+        return "\n" in v or "\r" in v
+
+    body, message, expr = text("rule").strip(), text("message"), text("messageExpression")
+    if not body:
+        yield _required(where("rule"), "rule is not specified")
+    elif message and not message.strip():
+        yield _invalid(where("message"), message, "message must be non-empty if specified")
+    elif newlines(message.strip()):
+        yield _invalid(where("message"), message, "message must not contain line breaks")
+    elif newlines(body) and not message.strip():
+        yield _required(where("message"), "message must be specified if rule contains line breaks")
+    if expr and not expr.strip():
+        yield _required(
+            where("messageExpression"), "messageExpression must be non-empty if specified"
+        )
+    reason = rule.get("reason")
+    if reason is not None and reason not in _RULE_REASONS:
+        yield _unsupported(where("reason"), reason, _RULE_REASONS)
+    fpath = text("fieldPath")
+    if fpath and not fpath.strip():
+        yield _invalid(where("fieldPath"), fpath, "fieldPath must be non-empty if specified")
+    if newlines(fpath):
+        yield _invalid(where("fieldPath"), fpath, "fieldPath must not contain line breaks")
+    if fpath:
+        try:
+            _selectable_field_schema(fpath, s, allow_array=True)
+        except ValueError:
+            yield _invalid(where("fieldPath"), fpath, "fieldPath must be a valid path")
+
+
 def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterator[Cause]:
     """Structural-schema basics (apiextensions ``ValidateStructural``)."""
     if not isinstance(s, dict):
@@ -485,46 +639,7 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
             yield from _validate_schema_node(items, [*path, "items"], root=False)
         else:
             yield _forbidden(_schema_path([*path, "items"]), "items must be a schema object")
-    list_type = s.get("x-kubernetes-list-type")
-    if list_type is not None:
-        lt_path = _schema_path([*path, "x-kubernetes-list-type"])
-        if list_type not in ("atomic", "set", "map"):
-            yield _unsupported(lt_path, list_type, ("atomic", "set", "map"))
-        elif t != "array":
-            detail = "must be array if x-kubernetes-list-type is specified"
-            yield _invalid(type_path, t, detail) if t else _required(type_path, detail)
-    if list_type == "map":
-        keys = s.get("x-kubernetes-list-map-keys")
-        items = s.get("items") if isinstance(s.get("items"), dict) else {}
-        assert isinstance(items, dict)
-        keys_path = _schema_path([*path, "x-kubernetes-list-map-keys"])
-        if not keys:
-            yield _required(keys_path, "must not be empty if x-kubernetes-list-type is map")
-        else:
-            if items.get("type") != "object":
-                yield _invalid(
-                    _schema_path([*path, "items", "type"]),
-                    items.get("type", ""),
-                    "must be object if parent array's x-kubernetes-list-type is map",
-                )
-            item_props = items.get("properties") or {}
-            required = items.get("required") or []
-            for k in keys:
-                if k not in item_props:
-                    yield _invalid(keys_path, keys, "entries must all be names of item properties")
-                    break
-                if k not in required and "default" not in item_props[k]:
-                    yield _invalid(
-                        keys_path,
-                        keys,
-                        "all map keys must be required or have a default value",
-                    )
-                    break
-    elif s.get("x-kubernetes-list-map-keys") is not None:
-        yield _forbidden(
-            _schema_path([*path, "x-kubernetes-list-map-keys"]),
-            "must only be used if x-kubernetes-list-type is map",
-        )
+    yield from _list_type_causes(s, path, t, type_path)
     rules = s.get("x-kubernetes-validations")
     if rules is not None:
         rules_path = [*path, "x-kubernetes-validations"]
@@ -532,17 +647,7 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
             yield _invalid(_schema_path(rules_path), rules, "must be a list of rules")
         else:
             for i, rule in enumerate(rules):
-                if not isinstance(rule, dict) or not str(rule.get("rule", "")).strip():
-                    yield _required(_schema_path([*rules_path, i, "rule"]))
-                    continue
-                reason = rule.get("reason")
-                if reason is not None and reason not in _RULE_REASONS:
-                    yield _unsupported(_schema_path([*rules_path, i, "reason"]), reason,
-                                       _RULE_REASONS)  # fmt: skip
-                message = rule.get("message")
-                if isinstance(message, str) and ("\n" in message or "\r" in message):
-                    yield _invalid(_schema_path([*rules_path, i, "message"]), message,
-                                   "message must not contain line breaks")  # fmt: skip
+                yield from _rule_causes(s, rule if isinstance(rule, dict) else {}, [*rules_path, i])
     # A default must itself validate (kube also requires it to be pruned).
     if "default" in s and not root:
         default = s["default"]
@@ -559,6 +664,35 @@ def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterat
                 else:
                     field = f"{default_path}.{sub}"
                 yield {**cause, "field": field}
+
+
+def _simple_json_path_cause(path: str, value: str) -> Cause | None:
+    """validation.go ``validateSimpleJSONPath`` (a split never yields nothing)."""
+    if not value.startswith("."):
+        return _invalid(path, value, "must be a simple json path starting with .")
+    return None
+
+
+def _validate_scale_paths(scale: Any, base: str, causes: list[Cause]) -> None:
+    """validation.go ``ValidateCustomResourceDefinitionSubresources``, scale."""
+    if not isinstance(scale, dict):
+        scale = {}
+    for key, prefixes, where in (
+        ("specReplicasPath", (".spec.",), ".spec"),
+        ("statusReplicasPath", (".status.",), ".status"),
+        ("labelSelectorPath", (".spec.", ".status."), "either .spec or .status"),
+    ):
+        value = scale.get(key)
+        path = f"{base}.{key}"
+        if not value or not isinstance(value, str):
+            if key != "labelSelectorPath":
+                causes.append(_required(path))
+            continue
+        bad = _simple_json_path_cause(path, value)
+        if bad is not None:
+            causes.append(bad)
+        elif not value.startswith(prefixes):
+            causes.append(_invalid(path, value, f"should be a json path under {where}"))
 
 
 def _validate_names(crd: dict[str, Any], causes: list[Cause]) -> None:
@@ -618,52 +752,74 @@ def _validate_names(crd: dict[str, Any], causes: list[Cause]) -> None:
             seen.add(v)
 
 
+_PRINTER_COLUMN_FORMATS = (
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "byte",
+    "date",
+    "date-time",
+    "password",
+)
+
+
 def _validate_printer_columns(columns: Any, base: str, causes: list[Cause]) -> None:
+    """validation.go ``ValidateCustomResourceColumnDefinition`` (names need
+    not be unique; the path's internal field name is ``JSONPath``)."""
     if not isinstance(columns, list):
         causes.append(_invalid(base, columns, "must be a list"))
         return
-    seen: set[str] = set()
+    types = "must be one of " + ",".join(sorted(_PRINTER_COLUMN_TYPES))
+    formats = "must be one of " + ",".join(sorted(_PRINTER_COLUMN_FORMATS))
     for i, col in enumerate(columns):
         p = f"{base}[{i}]"
         if not isinstance(col, dict):
             causes.append(_invalid(p, col, "must be an object"))
             continue
-        name = col.get("name")
-        if not name:
+        if not col.get("name"):
             causes.append(_required(f"{p}.name"))
-        elif name in seen:
-            causes.append(_duplicate(f"{p}.name", name))
-        else:
-            seen.add(name)
         ctype = col.get("type")
         if not ctype:
-            causes.append(_required(f"{p}.type"))
+            causes.append(_required(f"{p}.type", types))
         elif ctype not in _PRINTER_COLUMN_TYPES:
-            causes.append(_unsupported(f"{p}.type", ctype, _PRINTER_COLUMN_TYPES))
+            causes.append(_invalid(f"{p}.type", ctype, types))
+        fmt = col.get("format")
+        if fmt and fmt not in _PRINTER_COLUMN_FORMATS:
+            causes.append(_invalid(f"{p}.format", fmt, formats))
         jp = col.get("jsonPath")
         if not jp:
-            causes.append(_required(f"{p}.jsonPath"))
+            causes.append(_required(f"{p}.JSONPath"))
         elif not isinstance(jp, str) or not jp.startswith("."):
             causes.append(
-                _invalid(f"{p}.jsonPath", jp, "must be a simple json path starting " "with .")
+                _invalid(f"{p}.JSONPath", jp, "must be a simple json path starting with .")
             )
 
 
-def _selectable_field_schema(json_path: str, schema: dict[str, Any]) -> tuple[str, Any]:
-    """apiextensions ``cel.ValidFieldPath`` without array notation: the field
-    path (``spec.color``, ``spec.labels[k]``) and the schema it points to;
-    ``ValueError`` with kube's reason for an invalid path."""
+def _selectable_field_schema(
+    json_path: str, schema: dict[str, Any], *, allow_array: bool = False
+) -> tuple[str, Any]:
+    """apiextensions ``cel.ValidFieldPath`` (selectable fields: without array
+    notation): the field path (``spec.color``, ``spec.labels[k]``) and the
+    schema it points to; ``ValueError`` with kube's reason for an invalid path."""
     tokens = re.findall(r"'(?:[^'\\]|\\.)*'|[.\[\]]|[^.\[\]]+", json_path)
     path, node, i = "", schema, 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok == "[":
+        if tok == "[" and not allow_array:
             raise ValueError("array notation is not allowed")
-        if tok != ".":
+        if tok not in ".[":
             raise ValueError(f"expected [ or . but got: {tok}")
         if i + 1 >= len(tokens):
             raise ValueError("unexpected end of JSON path")
         name = tokens[i + 1]
+        if tok == "[":
+            if len(name) < 2 or name[0] != "'" or name[-1] != "'":
+                raise ValueError(f"expected single quoted string but got {name}")
+            name = re.sub(r"\\(.)", r"\1", name[1:-1])
+            if i + 2 >= len(tokens) or tokens[i + 2] != "]":
+                raise ValueError("expected ]")
+            i += 1
         props = node.get("properties") if isinstance(node, dict) else None
         addl = node.get("additionalProperties") if isinstance(node, dict) else None
         if props:
@@ -811,10 +967,7 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
         else:
             scale = subresources.get("scale")
             if scale is not None:
-                if not isinstance(scale, dict) or not scale.get("specReplicasPath"):
-                    causes.append(_required(f"{base}.subresources.scale.specReplicasPath"))
-                if not isinstance(scale, dict) or not scale.get("statusReplicasPath"):
-                    causes.append(_required(f"{base}.subresources.scale.statusReplicasPath"))
+                _validate_scale_paths(scale, f"{base}.subresources.scale", causes)
         if "additionalPrinterColumns" in v:
             _validate_printer_columns(
                 v["additionalPrinterColumns"], f"{base}.additionalPrinterColumns", causes
@@ -839,4 +992,59 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
                 "must have at least one version marked as served",
             )
         )
+    _validate_conversion(spec.get("conversion"), causes)
     return causes
+
+
+def _validate_conversion(conversion: Any, causes: list[Cause]) -> None:
+    """validation.go ``validateCustomResourceConversion`` (URL and service
+    details are not checked); v1's ``webhook.clientConfig`` and
+    ``webhook.conversionReviewVersions`` are named by their internal fields."""
+    if not isinstance(conversion, dict):
+        return
+    base = "spec.conversion"
+    strategy = conversion.get("strategy")
+    if not strategy:
+        causes.append(_required(f"{base}.strategy"))
+    elif strategy not in ("None", "Webhook"):
+        causes.append(_unsupported(f"{base}.strategy", strategy, ("None", "Webhook")))
+    webhook = conversion.get("webhook")
+    webhook = webhook if isinstance(webhook, dict) else {}
+    config = webhook.get("clientConfig")
+    versions = webhook.get("conversionReviewVersions")
+    cc_path, versions_path = f"{base}.webhookClientConfig", f"{base}.conversionReviewVersions"
+    if strategy != "Webhook":
+        detail = "should not be set when strategy is not set to Webhook"
+        if config is not None:
+            causes.append(_forbidden(cc_path, detail))
+        if versions:
+            causes.append(_forbidden(versions_path, detail))
+        return
+    if not isinstance(config, dict):
+        causes.append(_required(cc_path, "required when strategy is set to Webhook"))
+    elif (config.get("url") is None) == (config.get("service") is None):
+        causes.append(_required(cc_path, "exactly one of url or service is required"))
+    if not isinstance(versions, list) or not versions:
+        causes.append(_required(versions_path))
+        return
+    seen: set[str] = set()
+    for i, v in enumerate(versions):
+        if v in seen:
+            causes.append(_invalid(f"{versions_path}[{i}]", v, "duplicate version"))
+            continue
+        seen.add(v)
+        if not isinstance(v, str) or not _DNS1035_LABEL.match(v) or len(v) > 63:
+            causes.append(
+                _invalid(
+                    f"{versions_path}[{i}]",
+                    v,
+                    "a DNS-1035 label must consist of lower case alphanumeric characters or "
+                    "'-', start with an alphabetic character, and end with an alphanumeric "
+                    "character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+                    "'[a-z]([-a-z0-9]*[a-z0-9])?')",
+                )
+            )
+    if not seen & {"v1", "v1beta1"}:
+        causes.append(
+            _invalid_strings(versions_path, versions, "must include at least one of v1, v1beta1")
+        )

@@ -33,6 +33,7 @@ import logging
 import re
 from typing import Any
 
+from pycontroller.testing.apiserver.gofmt import quote as go_quote
 from pycontroller.testing.apiserver.resource_types import ResourceType
 from pycontroller.testing.apiserver.schema import quantity
 from pycontroller.testing.apiserver.schema.definitions import (
@@ -41,7 +42,7 @@ from pycontroller.testing.apiserver.schema.definitions import (
     definitions,
     ref_name,
 )
-from pycontroller.testing.apiserver.status import StatusError, bad_request
+from pycontroller.testing.apiserver.status import StatusError, bad_request, invalid_patch
 
 __all__ = [
     "DecodeResult",
@@ -351,10 +352,7 @@ def _summary(raw: bytes) -> str:
 
 
 def _unrecognized(rt: ResourceType, err: str, raw: bytes) -> StatusError:
-    return bad_request(
-        f"the object provided is unrecognized (must be of type {rt.kind}): {err} "
-        f"({_summary(raw)})"
-    )
+    return json_parse_error(rt.kind, err, raw)
 
 
 def _interpret(rt: ResourceType, obj: Any, raw: bytes) -> tuple[str, str]:
@@ -425,10 +423,165 @@ def decode_patched(rt: ResourceType, obj: dict[str, Any]) -> DecodeResult:
         return _check(rt, obj)
     except _TypeError as err:
         doc = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        detail = f"Invalid value: {json.dumps(doc, ensure_ascii=False)}: {err.message}"
-        raise StatusError(
-            422,
-            "Invalid",
-            f' "" is invalid: patch: {detail}',
-            {"causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]},
-        ) from None
+        raise invalid_patch(json.dumps(doc, ensure_ascii=False), err.message) from None
+
+
+# --- Go's encoding/json syntax check -----------------------------------------
+
+_GO_SPACE = b" \t\r\n"
+_GO_HEX = b"0123456789abcdefABCDEF"
+_GO_LITERALS = {ord("t"): b"true", ord("f"): b"false", ord("n"): b"null"}
+
+
+def _go_quote_char(c: int) -> str:
+    """``quoteChar`` of encoding/json's scanner."""
+    if c == ord("'"):
+        return "'\\''"
+    if c == ord('"'):
+        return "'\"'"
+    q = go_quote(chr(c))
+    return "'" + q[1:-1] + "'"
+
+
+def go_json_syntax_error(data: bytes) -> str | None:
+    """The message of the ``SyntaxError`` Go's ``json.Unmarshal`` (its
+    ``checkValid`` scanner) reports for ``data``, or None when ``data`` is
+    one valid JSON value. Python's parser takes what Go refuses (``NaN``,
+    ``Infinity``) and words its errors differently."""
+    stack: list[str] = []  # "key", "value" (of an object), "array"
+    n = len(data)
+    i = 0
+
+    def at(pos: int) -> int:
+        # At the end the scanner is stepped with a space (scanner.eof).
+        return data[pos] if pos < n else ord(" ")
+
+    def bad(pos: int, context: str) -> str:
+        return f"invalid character {_go_quote_char(at(pos))} {context}"
+
+    def skip(j: int) -> int:
+        while j < n and data[j] in _GO_SPACE:
+            j += 1
+        return j
+
+    while True:
+        # a value begins (stateBeginValue)
+        i = skip(i)
+        if i >= n:
+            return "unexpected end of JSON input"
+        c = data[i]
+        if c == ord("{"):
+            i = skip(i + 1)
+            if i < n and data[i] == ord("}"):
+                i += 1
+            else:
+                stack.append("key")
+                if i >= n:
+                    return "unexpected end of JSON input"
+                if data[i] != ord('"'):
+                    return bad(i, "looking for beginning of object key string")
+                continue
+        elif c == ord("["):
+            i = skip(i + 1)
+            if i < n and data[i] == ord("]"):
+                i += 1
+            else:
+                stack.append("array")
+                continue
+        elif c == ord('"'):
+            i += 1
+            while True:
+                if i >= n:
+                    return "unexpected end of JSON input"
+                c = data[i]
+                if c == ord('"'):
+                    i += 1
+                    break
+                if c == ord("\\"):
+                    i += 1
+                    if at(i) == ord("u"):
+                        for _ in range(4):
+                            i += 1
+                            if at(i) not in _GO_HEX:
+                                return bad(i, "in \\u hexadecimal character escape")
+                    elif at(i) not in b'bfnrt\\/"':
+                        return bad(i, "in string escape code")
+                elif c < 0x20:
+                    return bad(i, "in string literal")
+                i += 1
+        elif c == ord("-") or ord("0") <= c <= ord("9"):
+            if c == ord("-"):
+                i += 1
+                if not ord("0") <= at(i) <= ord("9"):
+                    return bad(i, "in numeric literal")
+            if data[i] == ord("0"):
+                i += 1
+            else:
+                while i < n and ord("0") <= data[i] <= ord("9"):
+                    i += 1
+            if i < n and data[i] == ord("."):
+                i += 1
+                if not ord("0") <= at(i) <= ord("9"):
+                    return bad(i, "after decimal point in numeric literal")
+                while i < n and ord("0") <= data[i] <= ord("9"):
+                    i += 1
+            if i < n and data[i] in b"eE":
+                i += 1
+                if i < n and data[i] in b"+-":
+                    i += 1
+                if not ord("0") <= at(i) <= ord("9"):
+                    return bad(i, "in exponent of numeric literal")
+                while i < n and ord("0") <= data[i] <= ord("9"):
+                    i += 1
+        elif c in _GO_LITERALS:
+            word = _GO_LITERALS[c]
+            for k in range(1, len(word)):
+                if at(i + k) != word[k]:
+                    expect = chr(word[k])
+                    return bad(i + k, f"in literal {word.decode()} (expecting '{expect}')")
+            i += len(word)
+        else:
+            return bad(i, "looking for beginning of value")
+        # a value ended (stateEndValue)
+        while True:
+            i = skip(i)
+            if not stack:
+                return None if i >= n else bad(i, "after top-level value")
+            if i >= n:
+                return "unexpected end of JSON input"
+            c, top = data[i], stack[-1]
+            if top == "key":
+                if c != ord(":"):
+                    return bad(i, "after object key")
+                stack[-1] = "value"
+                i += 1
+                break
+            if top == "value":
+                if c == ord(","):
+                    stack[-1] = "key"
+                    i = skip(i + 1)
+                    if i >= n:
+                        return "unexpected end of JSON input"
+                    if data[i] != ord('"'):
+                        return bad(i, "looking for beginning of object key string")
+                    break
+                if c != ord("}"):
+                    return bad(i, "after object key:value pair")
+                stack.pop()
+                i += 1
+                continue
+            if c == ord(","):
+                i += 1
+                break
+            if c != ord("]"):
+                return bad(i, "after array element")
+            stack.pop()
+            i += 1
+
+
+def json_parse_error(kind: str, err: str, raw: bytes) -> StatusError:
+    """``transformDecodeError`` of a body whose kind could not be read (into
+    a ``kind``): its syntax, or its apiVersion/kind fields."""
+    return bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): {err} " f"({_summary(raw)})"
+    )

@@ -567,14 +567,7 @@ def _csr_requester(csr: dict[str, Any]) -> None:
         spec.pop(key, None)
     user = REQUEST_USER.get()
     if user is not None:
-        if user.name:
-            spec["username"] = user.name
-        if user.uid:
-            spec["uid"] = user.uid
-        if user.groups:
-            spec["groups"] = list(user.groups)
-        if user.extra:
-            spec["extra"] = {k: list(v) for k, v in user.extra.items()}
+        spec.update((k, v) for k, v in user.to_api().items() if v)  # omitempty
     csr["status"] = {}
 
 

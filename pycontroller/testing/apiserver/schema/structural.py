@@ -55,6 +55,7 @@ import jsonschema.validators
 
 from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
+from pycontroller.testing.apiserver.registry import scale as scale_mod
 from pycontroller.testing.apiserver.registry.names import (
     label_value_errors,
     qualified_name_errors,
@@ -552,9 +553,14 @@ def _compiled(schema: Schema) -> _Compiled:
 # --------------------------------------------------------------------------
 
 
-def _error_causes(err: jsonschema.ValidationError) -> Iterator[dict[str, Any]]:
-    path: list[PathPart] = list(err.absolute_path)
-    p = field_path(path)
+def _error_causes(
+    err: jsonschema.ValidationError, prefix: Sequence[PathPart] = ()
+) -> Iterator[dict[str, Any]]:
+    """``kubeOpenAPIResultToFieldErrors(prefix, ...)``: the go-openapi name in
+    the message is relative to the validated value, the field is under ``prefix``."""
+    rel: list[PathPart] = list(err.absolute_path)
+    p = field_path(rel)
+    path: list[PathPart] = [*prefix, *rel]
     kw = err.validator
     value: Any = cast(Any, err.validator_value)
     inst: Any = cast(Any, err.instance)
@@ -1045,7 +1051,12 @@ def _error_order(err: jsonschema.ValidationError) -> list[tuple[int, int, str]]:
 
 
 def validate_value(
-    schema: Schema, obj: Any, *, old: Any = None, warnings: list[str] | None = None
+    schema: Schema,
+    obj: Any,
+    *,
+    old: Any = None,
+    warnings: list[str] | None = None,
+    extra: Sequence[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """Validate ``obj`` against ``schema`` without pruning or defaulting.
 
@@ -1054,7 +1065,8 @@ def validate_value(
     of a node that is unchanged from ``old`` (or has an unchanged correlated
     ancestor) are dropped, list-type duplicates are checked only when ``old``
     had none, and failing CEL rules without ``oldSelf`` on unchanged values
-    become ``warnings``.
+    become ``warnings``. ``extra`` (validator.go's scale checks) follows the
+    schema errors.
     """
     validator = _compiled(schema).validator
     root = None if old is None else _Corr(obj, old, schema)
@@ -1063,6 +1075,7 @@ def validate_value(
         if root is not None and _schema_error_ratcheted(root, _error_node(err)):
             continue
         causes.extend(_error_causes(err))
+    causes.extend(extra)
     causes.extend(_structural_causes(obj, schema, [], embedded=True))
     if old is None or not any(_structural_causes(old, schema, [], embedded=False)):
         causes.extend(_structural_causes(obj, schema, [], embedded=False))
@@ -1073,6 +1086,32 @@ def validate_value(
         else:
             old_value = _MISSING if old is None else old
             causes.extend(_cel_walk(obj, schema, [], old_value, (root, None), warnings))
+    return causes
+
+
+def _validate_status_update(
+    schema: Schema, obj: dict[str, Any], old: dict[str, Any], extra: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """status_strategy.go ``ValidateUpdate``: ``.status`` alone against the
+    status schema (``ValidateStatusUpdate``, no ratcheting option: every
+    error counts), ``extra`` (``ValidateScaleStatus``), no embedded-resource
+    checks, list-type duplicates only when ``old`` had none, then the CEL
+    rules of the whole object with ``old`` but without ratcheting."""
+    causes: list[dict[str, Any]] = []
+    status_schema = (schema.get("properties") or {}).get("status")
+    if "status" in obj and isinstance(status_schema, dict):
+        validator = _compiled(status_schema).validator
+        for err in sorted(validator.iter_errors(obj["status"]), key=_error_order):
+            causes.extend(_error_causes(err, ("status",)))
+    causes.extend(extra)
+    new_dups = list(_structural_causes(obj, schema, [], embedded=False))
+    if new_dups and not any(_structural_causes(old, schema, [], embedded=False)):
+        causes.extend(new_dups)
+    if _compiled(schema).has_rules:
+        if any(c["reason"] in _BLOCKING for c in causes):
+            causes.append(dict(_SKIPPED_RULES))
+        else:
+            causes.extend(_cel_walk(obj, schema, [], old, (None, None), None))
     return causes
 
 
@@ -1132,13 +1171,15 @@ def validate_custom_object(
     *,
     old: dict[str, Any] | None = None,
     warnings: list[str] | None = None,
+    subresource: str = "",
 ) -> list[dict[str, Any]]:
     """Prune, default and validate a custom object in place; return causes.
 
     ``obj`` is mutated: unknown fields are dropped and defaults applied, so
     that what is stored is what kube would store. The whole object (spec and
-    status) is validated; an empty list means valid. A resource without a
-    schema (built-ins) is left alone and always valid.
+    status) is validated, a ``status`` write as status_strategy.go does; an
+    empty list means valid. A resource without a schema (built-ins) is left
+    alone and always valid.
     """
     schema = rt.schema
     if schema is None:
@@ -1148,4 +1189,9 @@ def validate_custom_object(
     # Defaults are pruned already in a valid CRD; prune again so a default
     # carrying unknown fields cannot leak them into storage.
     _prune_object(obj, schema, [], [], root=True, mutate=True)
-    return validate_value(schema, obj, old=old, warnings=warnings)
+    paths = scale_mod.scale_paths(rt) if rt.is_crd else None
+    if subresource == "status" and old is not None:
+        extra = scale_mod.validate_scale(obj, paths, spec=False) if paths else []
+        return _validate_status_update(schema, obj, old, extra)
+    extra = scale_mod.validate_scale(obj, paths, spec=True) if paths else []
+    return validate_value(schema, obj, old=old, warnings=warnings, extra=extra)
