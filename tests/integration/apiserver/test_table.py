@@ -78,3 +78,30 @@ def test_paged_table_carries_continue(apiserver: APIServer) -> None:
 def test_plain_json_without_table_accept(apiserver: APIServer) -> None:
     code, body = get(apiserver, "/api/v1/namespaces", accept="application/json")
     assert code == 200 and body["kind"] == "NamespaceList"
+
+
+def test_node_wide_columns_with_both_addresses(apiserver: APIServer) -> None:
+    # printers.go printNode: Internal-IP and External-IP (wide), the first
+    # address of each type, "<none>" without one.
+    status = {
+        "addresses": [
+            {"type": "Hostname", "address": "n1"},
+            {"type": "ExternalIP", "address": "203.0.113.7"},
+            {"type": "InternalIP", "address": "10.0.0.7"},
+        ]
+    }
+    assert (
+        call(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "n1"}, "status": status})[0]
+        == 201
+    )
+    assert call(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "n2"}})[0] == 201
+    code, table = get(apiserver, "/api/v1/nodes")
+    assert code == 200
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names == [
+        "Name", "Status", "Roles", "Age", "Version", "Internal-IP", "External-IP",
+        "OS-Image", "Kernel-Version", "Container-Runtime",
+    ]  # fmt: skip
+    rows = {r["cells"][0]: r["cells"] for r in table["rows"]}
+    assert rows["n1"][5:7] == ["10.0.0.7", "203.0.113.7"]
+    assert rows["n2"][5:7] == ["<none>", "<none>"]

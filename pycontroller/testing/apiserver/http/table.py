@@ -942,9 +942,11 @@ def _computed(name: str, obj: dict[str, Any], now: _Now) -> Any:
         prefix = "node-role.kubernetes.io/"
         roles = sorted(k[len(prefix) :] for k in meta.get("labels") or {} if k.startswith(prefix))
         return ",".join(r for r in roles if r) or "<none>"
-    if name == "node_internal_ip":
+    if name in ("node_internal_ip", "node_external_ip"):
+        # printers.go getNodeInternalIP / getNodeExternalIP: the first of its type.
+        wanted = "InternalIP" if name == "node_internal_ip" else "ExternalIP"
         for a in status.get("addresses") or []:
-            if a.get("type") == "InternalIP":
+            if a.get("type") == wanted:
                 return a.get("address", "")
         return "<none>"
     if name == "apiservice_service":

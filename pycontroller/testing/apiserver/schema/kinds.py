@@ -98,6 +98,7 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
         ("Status", "@node_status", "string", 0), ("Roles", "@node_roles", "string", 0), _AGE,
         ("Version", "{.status.nodeInfo.kubeletVersion|}", "string", 0),
         ("Internal-IP", "@node_internal_ip", "string", 1),
+        ("External-IP", "@node_external_ip", "string", 1),
         ("OS-Image", "{.status.nodeInfo.osImage|<unknown>}", "string", 1),
         ("Kernel-Version", "{.status.nodeInfo.kernelVersion|<unknown>}", "string", 1),
         ("Container-Runtime", "{.status.nodeInfo.containerRuntimeVersion|<unknown>}", "string",
