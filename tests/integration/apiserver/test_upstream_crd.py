@@ -18,7 +18,7 @@ from pycontroller.testing import APIServer, wait_for
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 ZEROS = "/apis/example.com/v1/zeros"
-SCHEMA = "spec.versions[0].schema.openAPIV3Schema"
+SCHEMA = "spec.validation.openAPIV3Schema"
 
 Raw = Callable[..., tuple[int, dict[str, str], Any]]
 
@@ -193,7 +193,7 @@ def test_list_type_error_once_then_rules(raw: Raw) -> None:
          f"{SCHEMA}.properties[a].anyOf[0].type", "Forbidden: must be empty to be structural"),
         ({"type": "object", "properties": {"a": {"type": "object", "anyOf": [{"properties": {"x": {"type": "string"}}}]}}},
          f"{SCHEMA}.properties[a].properties[x]",
-         "Required value: because it is defined in spec.versions[0].schema.openAPIV3Schema.properties[a].anyOf[0].properties[x]"),
+         "Required value: because it is defined in spec.validation.openAPIV3Schema.properties[a].anyOf[0].properties[x]"),
         ({"type": "object", "properties": {"a": {"type": "string", "x-kubernetes-list-type": "set"}}},
          f"{SCHEMA}.properties[a].type", 'Invalid value: "string": must be array if x-kubernetes-list-type is specified'),
     ],
@@ -786,7 +786,7 @@ def test_scale_paths_must_be_json_paths(raw: Raw, key: str, value: str, message:
     assert code == 422, status
     assert status["details"]["causes"] == [
         {"reason": "FieldValueRequired" if not value else "FieldValueInvalid",
-         "field": f"spec.versions[0].subresources.scale.{key}", "message": message}
+         "field": f"spec.subresources.scale.{key}", "message": message}
     ]  # fmt: skip
 
 
@@ -922,7 +922,7 @@ def test_printer_column_definitions_are_validated(raw: Raw) -> None:
     ]
     code, _, status = raw("POST", CRDS, manifest)
     assert code == 422, status
-    col = "spec.versions[0].additionalPrinterColumns"
+    col = "spec.additionalPrinterColumns"
     assert [(c["reason"], c["field"], c["message"]) for c in status["details"]["causes"]] == [
         ("FieldValueInvalid", f"{col}[0].type", 'Invalid value: "float": must be one of boolean,date,integer,number,string'),
         ("FieldValueInvalid", f"{col}[0].format",
@@ -1062,3 +1062,115 @@ def test_conversion_is_validated(
     assert [
         (c["reason"], c["field"], c["message"]) for c in status["details"]["causes"]
     ] == expected
+
+
+# cel/compilation.go compileRule: a rule (then its messageExpression) cel-go
+# cannot parse is refused, validation.go field.Invalid(..., schema.XValidations[i],
+# cr.Error.Detail): the value is the internal ValidationRule printed %#v.
+def _rule_value(rule: str, message_expression: str = "") -> str:
+    return (
+        f'apiextensions.ValidationRule{{Rule:"{rule}", Message:"", MessageExpression:"{message_expression}", '
+        'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "header", "caret"),
+    [
+        # admission/plugin/cel validator_test.go: "fail to compile test" -> 1:6
+        (
+            "fail to compile test",
+            "ERROR: <input>:1:6: Syntax error: ",
+            "\n | fail to compile test\n | .....^",
+        ),
+        # "object.x in [1, 2, " -> 1:20, at the end of input
+        (
+            "self.a in [1, 2, ",
+            "ERROR: <input>:1:18: Syntax error: ",
+            "\n | self.a in [1, 2, \n | .................^",
+        ),
+    ],
+)
+def test_rule_syntax_errors_refuse_the_crd(raw: Raw, rule: str, header: str, caret: str) -> None:
+    prop = {"type": "object", "properties": {"a": {"type": "string"}}, "x-kubernetes-validations": [{"rule": rule}]}  # fmt: skip
+    got = crd_causes(raw, {"type": "object", "properties": {"l": prop}})
+    assert [(c["reason"], c["field"]) for c in got] == [
+        ("FieldValueInvalid", f"{LIST}.x-kubernetes-validations[0].rule")
+    ]
+    message = got[0]["message"]
+    # Only the prefix up to "Syntax error: " and the snippet are cel-go's own;
+    # the parser's wording after it is cel-python's.
+    assert message.startswith(f"Invalid value: {_rule_value(rule)}: compilation failed: {header}")
+    assert message.endswith(caret)
+
+
+def test_message_expression_syntax_errors_refuse_the_crd(raw: Raw) -> None:
+    rule = {"rule": "true", "messageExpression": "'a' +"}
+    prop = {"type": "object", "x-kubernetes-validations": [rule]}
+    got = crd_causes(raw, {"type": "object", "properties": {"l": prop}})
+    assert [(c["reason"], c["field"]) for c in got] == [
+        ("FieldValueInvalid", f"{LIST}.x-kubernetes-validations[0].messageExpression")
+    ]
+    assert got[0]["message"].startswith(
+        f"Invalid value: {_rule_value('true', rule['messageExpression'])}: messageExpression compilation failed: "
+        "ERROR: <input>:1:6: Syntax error: "
+    )
+
+
+def test_cel_syntax_is_not_checked_when_the_schema_has_errors(raw: Raw) -> None:
+    rule = {"rule": "self ==", "fieldPath": ".nope"}
+    prop = {"type": "object", "properties": {"a": {"type": "string"}}, "x-kubernetes-validations": [rule]}  # fmt: skip
+    got = crd_causes(raw, {"type": "object", "properties": {"l": prop}})
+    assert [c["field"] for c in got] == [f"{LIST}.x-kubernetes-validations[0].fieldPath"]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "self.a.matches('^[a-z]+$')",
+        "quantity('1Gi').isGreaterThan(quantity('1Mi'))",
+        "isURL(self.a) && url(self.a).getScheme() == 'https'",
+        "self.l.all(x, x.startsWith('k')) && self.l.exists_one(x, x == 'k')",
+        "self.?a.orValue('') == '' && self.l[?0].hasValue()",
+        "[?self.?a].size() <= 1 && {?'k': self.?a}.size() <= 1",
+        "[1, 2,].size() == 2 && {'a': 1,}.size() == 1",
+        "has(self.a) ? self.a != '' : true",
+        "oldSelf == self || self.l.map(x, x + '!').size() > 0",
+        "'%s'.format([self.a]) != '' && cel.bind(n, 1, n == 1)",
+        "!(self.a in ['x', 'y']) && size(self.l) < 3 && self.l.sort() == self.l",
+    ],
+)
+def test_valid_rules_with_extension_functions_and_optional_syntax_are_accepted(
+    raw: Raw, rule: str
+) -> None:
+    prop = {"type": "object", "properties": {"a": {"type": "string"}, "l": {"type": "array", "items": {"type": "string"}}},
+            "x-kubernetes-validations": [{"rule": rule, "messageExpression": "'bad: ' + string(self.?a.orValue(''))"}]}  # fmt: skip
+    code, _, body = raw(
+        "POST", CRDS, crds.crd("foos", "Foo", schema={"type": "object", "properties": {"l": prop}})
+    )
+    assert code == 201, body
+
+
+# v1/conversion.go Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_...:
+# a schema identical in every version moves to spec.validation before the CRD is
+# validated, so its errors name spec.validation.openAPIV3Schema (as on every
+# real cluster); schemas that differ are validated, and named, per version.
+def test_schema_errors_name_spec_validation_when_every_version_has_that_schema(
+    raw: Raw,
+) -> None:
+    bad = {"type": "object", "properties": {"a": {}}}
+    good = {"type": "object", "properties": {"a": {"type": "string"}}}
+    doc = crds.crd("foos", "Foo", schema=bad)
+    v1 = doc["spec"]["versions"][0]
+    doc["spec"]["versions"] = [v1, {**v1, "name": "v2", "storage": False}]
+    code, _, status = raw("POST", CRDS, doc)
+    assert code == 422
+    assert [c["field"] for c in status["details"]["causes"]] == [
+        "spec.validation.openAPIV3Schema.properties[a].type"
+    ]
+    doc["spec"]["versions"][0] = {**v1, "schema": {"openAPIV3Schema": good}}
+    code, _, status = raw("POST", CRDS, doc)
+    assert code == 422
+    assert [c["field"] for c in status["details"]["causes"]] == [
+        "spec.versions[1].schema.openAPIV3Schema.properties[a].type"
+    ]

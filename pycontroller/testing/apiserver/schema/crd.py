@@ -21,6 +21,7 @@ Invariant: inputs are never mutated; every returned structure is fresh.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import re
@@ -33,7 +34,7 @@ from pycontroller.labels import is_dns1123_subdomain
 from pycontroller.meta import is_status_condition_true, set_status_condition
 from pycontroller.testing.apiserver.gofmt import quote as _go_quote
 from pycontroller.testing.apiserver.resource_types import ResourceType
-from pycontroller.testing.apiserver.schema.structural import field_path, go_value, validate_value
+from pycontroller.testing.apiserver.schema.structural import go_value, validate_value
 from pycontroller.testing.apiserver.status import required_cause
 
 logger = logging.getLogger(__name__)
@@ -577,6 +578,131 @@ def _rule_causes(s: dict[str, Any], rule: dict[str, Any], path: list[PathPart]) 
             yield _invalid(where("fieldPath"), fpath, "fieldPath must be a valid path")
 
 
+# CEL syntax check of x-kubernetes-validations (cel/compilation.go compileRule:
+# ``compilation failed: `` + cel-go ``issues.String()``). kube type-checks too;
+# without cel-go's checker and Kubernetes' libraries only *syntax* errors can be
+# told apart honestly, so only those refuse a CRD. The parse is cel-python's
+# (a maintained, spec-following Lark grammar), not our cel.py evaluator: that is
+# a hand-written subset, and a rule it cannot evaluate may still be valid.
+try:
+    from celpy.celparser import CELParseError, CELParser
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+except ImportError:  # pragma: no cover - cel-python is in the testing extra
+    CELParser = None  # type: ignore[assignment,misc]
+
+# Syntax cel-go 0.22 (kube 1.32) parses and cel-python 0.5 does not: optional
+# field/index/list/map entries (``.?a``, ``[?0]``, ``[?x]``, ``{?'k': v}``),
+# backquoted identifiers, trailing commas in list/map/message literals. A rule
+# showing any of them (even inside a string literal) is never refused.
+_CEL_NOT_JUDGED = re.compile(r"[.\[{,]\s*\?|`|,\s*[\]}]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _cel_syntax_error(text: str) -> str | None:
+    """cel-go's ``issues.String()`` for ``text``'s first syntax error, or
+    None (also when unsure). Exact: the ``ERROR: <input>:L:C: Syntax error: ``
+    header (at cel-python's position, which is the offending token's, or the
+    end of input as ANTLR reports ``<EOF>``) and the `` | `` snippet lines.
+    Not exact: the wording after ``Syntax error: `` (ANTLR's "mismatched
+    input ... expecting {...}" is not reproduced), and cel-go may list more
+    than one error where this gives the first."""
+    if CELParser is None or _CEL_NOT_JUDGED.search(text):
+        return None
+    try:
+        CELParser().parse(text)
+        return None
+    except CELParseError as e:
+        cause = e.__context__
+    except Exception:  # RecursionError etc.: not a verdict on the syntax
+        return None
+    lines = text.split("\n")
+    if isinstance(cause, UnexpectedCharacters):
+        line, col = cause.line, cause.column - 1
+        what = f"token recognition error at: '{cause.char}'"
+    elif isinstance(cause, UnexpectedToken) and cause.token.type != "$END":
+        line, col = cause.line, cause.column - 1
+        what = f"mismatched input '{cause.token}'"
+    else:  # the end of input: ANTLR's EOF token sits after the last character
+        line, col = len(lines), len(lines[-1])
+        what = "mismatched input '<EOF>'"
+    out = f"ERROR: <input>:{line}:{col + 1}: Syntax error: {what}"
+    if 1 <= line <= len(lines):
+        # common/errors.go ToDisplayString: tabs as spaces, a wide dot/caret
+        # for each multi-byte character.
+        snippet = lines[line - 1].replace("\t", " ")
+        dots = "".join("\uff0e" if ord(ch) > 0x7F else "." for ch in snippet[:col])
+        at = snippet[col : col + 1]
+        caret = "\uff3e" if at and ord(at) > 0x7F else "^"
+        out += f"\n | {snippet}\n | {dots}{caret}"
+    return out
+
+
+def _go_rule_value(rule: dict[str, Any]) -> str:
+    """The internal ``apiextensions.ValidationRule`` printed ``%#v``. A set
+    reason / optionalOldSelf is a pointer whose address kube prints; ours is a
+    placeholder."""
+
+    def text(key: str) -> str:
+        v = rule.get(key)
+        return _go_quote(v if isinstance(v, str) else "")
+
+    def pointer(key: str, go_type: str) -> str:
+        return f"({go_type})({'nil' if rule.get(key) is None else '0xc000000000'})"
+
+    return (
+        f"apiextensions.ValidationRule{{Rule:{text('rule')}, Message:{text('message')}, "
+        f"MessageExpression:{text('messageExpression')}, "
+        f"Reason:{pointer('reason', '*apiextensions.FieldValueErrorReason')}, "
+        f"FieldPath:{text('fieldPath')}, "
+        f"OptionalOldSelf:{pointer('optionalOldSelf', '*bool')}}}"
+    )
+
+
+def _cel_syntax_causes(s: Any, path: list[PathPart]) -> Iterator[Cause]:
+    """validation.go: each rule's CEL compilation, children first (their
+    errors are gathered before the node's own rules are compiled). Run only on
+    a schema with no other errors, as kube compiles CEL only then."""
+    if not isinstance(s, dict):
+        return
+    props = s.get("properties")
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            yield from _cel_syntax_causes(prop, [*path, "properties", f"[{name}]"])
+    if isinstance(s.get("additionalProperties"), dict):
+        yield from _cel_syntax_causes(s["additionalProperties"], [*path, "additionalProperties"])
+    if isinstance(s.get("items"), dict):
+        yield from _cel_syntax_causes(s["items"], [*path, "items"])
+    rules = s.get("x-kubernetes-validations")
+    if not isinstance(rules, list):
+        return
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            continue
+        body, expr = rule.get("rule"), rule.get("messageExpression")
+        if not isinstance(body, str) or not body.strip():
+            continue
+        where = [*path, "x-kubernetes-validations", i]
+        error = _cel_syntax_error(body)
+        if error is not None:
+            detail = f"compilation failed: {error}"
+            yield _invalid_text(_schema_path([*where, "rule"]), _go_rule_value(rule), detail)
+        elif isinstance(expr, str) and expr:
+            error = _cel_syntax_error(expr)
+            if error is not None:
+                detail = f"messageExpression compilation failed: {error}"
+                where_expr = _schema_path([*where, "messageExpression"])
+                yield _invalid_text(where_expr, _go_rule_value(rule), detail)
+
+
+def _invalid_text(path: str, shown: str, detail: str) -> Cause:
+    """``field.Invalid`` whose value kube prints as ``shown``."""
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {shown}: {detail}",
+        "field": path,
+    }
+
+
 def _validate_schema_node(s: Any, path: list[PathPart], *, root: bool) -> Iterator[Cause]:
     """Structural-schema basics (apiextensions ``ValidateStructural``)."""
     if not isinstance(s, dict):
@@ -880,7 +1006,9 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
 
     Causes carry kube's reasons (``FieldValueRequired``, ``FieldValueInvalid``,
     ``FieldValueNotSupported``, ``FieldValueDuplicate``, ``FieldValueForbidden``)
-    and field paths (``spec.versions[0].schema.openAPIV3Schema.type``).
+    and field paths as kube names them after converting the CRD to its
+    internal version: ``spec.validation.openAPIV3Schema.type`` when every
+    version has the same schema, else ``spec.versions[1].schema...``.
     """
     causes: list[Cause] = []
     meta = crd.get("metadata") or {}
@@ -927,6 +1055,26 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
     storage_count = 0
     served_any = False
     seen_versions: set[str] = set()
+
+    def at_top(key: str) -> bool:
+        # The v1 -> internal conversion (apiextensions v1/conversion.go) moves
+        # a field identical in every version to the spec, where it is
+        # validated once: errors name spec.validation.openAPIV3Schema,
+        # spec.subresources, spec.additionalPrinterColumns, spec.selectableFields.
+        first = versions[0].get(key) if isinstance(versions[0], dict) else None
+        return all(isinstance(v, dict) and v.get(key) == first for v in versions)
+
+    top = {k: at_top(k) for k in ("schema", "subresources", "additionalPrinterColumns")}
+    top["selectableFields"] = at_top("selectableFields")
+
+    def where(i: int, key: str, base: str) -> str | None:
+        """The path ``key`` of version ``i`` is validated at, or None (done at i 0)."""
+        if not top[key]:
+            return f"{base}.{key}"
+        if i:
+            return None
+        return "spec.validation" if key == "schema" else f"spec.{key}"
+
     for i, v in enumerate(versions):
         base = f"spec.versions[{i}]"
         if not isinstance(v, dict):
@@ -956,26 +1104,32 @@ def validate_crd(crd: dict[str, Any]) -> list[Cause]:
                 causes.append(_invalid(f"{base}.{flag}", v[flag], "must be a boolean"))
         schema_wrapper = v.get("schema")
         schema = schema_wrapper.get("openAPIV3Schema") if isinstance(schema_wrapper, dict) else None
-        schema_base: list[PathPart] = [f"{base}.schema.openAPIV3Schema"]
+        schema_at = where(i, "schema", base)
         if schema is None:
-            causes.append(_required(field_path(schema_base), "schemas are required"))
-        else:
-            causes.extend(_validate_schema_node(schema, schema_base, root=True))
+            path = f"{base}.schema.openAPIV3Schema"
+            causes.append(_required(path, "schemas are required"))
+        elif schema_at is not None:
+            schema_base: list[PathPart] = [f"{schema_at}.openAPIV3Schema"]
+            schema_causes = list(_validate_schema_node(schema, schema_base, root=True))
+            if not schema_causes:
+                schema_causes.extend(_cel_syntax_causes(schema, schema_base))
+            causes.extend(schema_causes)
         subresources = v.get("subresources") or {}
-        if not isinstance(subresources, dict):
-            causes.append(_invalid(f"{base}.subresources", subresources, "must be an object"))
+        sub_at = where(i, "subresources", base)
+        if sub_at is None:
+            pass
+        elif not isinstance(subresources, dict):
+            causes.append(_invalid(sub_at, subresources, "must be an object"))
         else:
             scale = subresources.get("scale")
             if scale is not None:
-                _validate_scale_paths(scale, f"{base}.subresources.scale", causes)
-        if "additionalPrinterColumns" in v:
-            _validate_printer_columns(
-                v["additionalPrinterColumns"], f"{base}.additionalPrinterColumns", causes
-            )
-        if "selectableFields" in v:
-            _validate_selectable_fields(
-                v["selectableFields"], schema, f"{base}.selectableFields", causes
-            )
+                _validate_scale_paths(scale, f"{sub_at}.scale", causes)
+        cols_at = where(i, "additionalPrinterColumns", base)
+        if "additionalPrinterColumns" in v and cols_at is not None:
+            _validate_printer_columns(v["additionalPrinterColumns"], cols_at, causes)
+        fields_at = where(i, "selectableFields", base)
+        if "selectableFields" in v and fields_at is not None:
+            _validate_selectable_fields(v["selectableFields"], schema, fields_at, causes)
     if storage_count != 1:
         causes.append(
             _invalid(
