@@ -501,13 +501,15 @@ for _name, _ok in _FORMATS.items():
 class _Compiled:
     """A converted schema and its validator; holds ``source`` so ``id()`` stays unique."""
 
-    __slots__ = ("has_rules", "source", "validator")
+    __slots__ = ("has_embedded", "has_rules", "source", "validator")
 
     def __init__(self, source: Schema) -> None:
         self.source = source
         self.validator = _Validator(_convert(source), format_checker=_FORMAT_CHECKER)
         # kube builds a CEL validator only for schemas with rules somewhere.
-        self.has_rules = '"x-kubernetes-validations"' in json.dumps(source)
+        text = json.dumps(source)
+        self.has_rules = '"x-kubernetes-validations"' in text
+        self.has_embedded = '"x-kubernetes-embedded-resource"' in text
 
 
 _BLOCKING = frozenset(
@@ -1154,8 +1156,8 @@ def check_embedded_types(rt: ResourceType, obj: Any) -> None:
     custom object whose embedded resources have a non-string apiVersion/kind
     or undecodable metadata cannot be decoded; 400 BadRequest through
     ``transformDecodeError``."""
-    if rt.schema is None or not isinstance(obj, dict):
-        return
+    if rt.schema is None or not isinstance(obj, dict) or not _compiled(rt.schema).has_embedded:
+        return  # (no embedded resource: nothing to walk on this write)
     error = _coerce_error(obj, rt.schema, [], rt)
     if error is None:
         return
